@@ -1,0 +1,20 @@
+import type { NextConfig } from 'next';
+
+// monaco-editor >= 0.56 maps "./*" to "./esm/vs/*.js", so the old worker path that monaco-worker-manager
+// (via monaco-yaml) imports no longer resolves. Alias it for both bundlers.
+const monacoWorkerAlias = {
+  'monaco-editor/esm/vs/editor/editor.worker.js': 'monaco-editor/editor/editor.worker',
+};
+
+const nextConfig: NextConfig = {
+  output: process.env.NEXT_STANDALONE ? 'standalone' : undefined,
+  // Node-only packages with native/dynamic requires: load them at runtime instead of bundling them.
+  serverExternalPackages: ['@l7mp/l7mp', '@kubernetes/client-node', '@grpc/grpc-js', '@grpc/grpc-js-xds'],
+  turbopack: { resolveAlias: monacoWorkerAlias },
+  webpack: (config: { resolve: { alias?: Record<string, unknown> } }) => {
+    config.resolve.alias = { ...config.resolve.alias, ...monacoWorkerAlias };
+    return config;
+  },
+};
+
+export default nextConfig;

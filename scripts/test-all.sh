@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The single test command (`npm test`): typecheck, lint, format, unit tests, production build, e2e.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+export NEXT_TELEMETRY_DISABLED=1
+
+step() {
+  printf '\n==> %s\n' "$*"
+}
+
+step 'next typegen (next-env.d.ts and route types for tsc)'
+npx next typegen
+
+step 'tsc --noEmit'
+npx tsc --noEmit
+
+step 'eslint .'
+npx eslint .
+
+step 'prettier --check .'
+npx prettier --check .
+
+step 'vitest run'
+npx vitest run
+
+step 'next build'
+npx next build
+
+step 'playwright test'
+npx playwright test

@@ -17,6 +17,12 @@ import {
 import { describeL7mpChange } from './describeL7mpChange';
 import { l7mpPaths } from './l7mpPaths';
 
+/**
+ * An inline route nobody claims any more (`<listener>-RuleList-<n>-Rule-<n>-Route-<n>`): dumps list it
+ * among the named routes once its listener or rule is gone, and removing it is just cleanup.
+ */
+const LEFTOVER_ROUTE = /-RuleList-\d+(?:_\d+)?-Rule-\d+(?:_\d+)?-Route-\d+(?:_\d+)?$/;
+
 function byName<T extends { name: string }>(a: T, b: T): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
@@ -236,17 +242,33 @@ export function diffL7mp(live: L7mpConfig, desired: L7mpConfig): L7mpOperation[]
       continue;
     }
     const reason =
-      want === undefined
-        ? 'route removed'
-        : describeL7mpChange('route', canonicalL7mpRoute(was), canonicalL7mpRoute(want));
+      want !== undefined
+        ? describeL7mpChange('route', canonicalL7mpRoute(was), canonicalL7mpRoute(want))
+        : LEFTOVER_ROUTE.test(name)
+          ? 'auto-generated route left over from a deleted listener or rule removed'
+          : 'route removed';
     deleteRoutes.push({ method: 'DELETE', path: l7mpPaths.route(name), kind: 'route', name, reason });
     if (want !== undefined) {
-      addRoutes.push({ method: 'POST', path: l7mpPaths.routes(), body: routeBody(want), kind: 'route', name, reason });
+      addRoutes.push({
+        method: 'POST',
+        path: l7mpPaths.routes(),
+        body: routeBody(want),
+        kind: 'route',
+        name,
+        reason,
+      });
     }
   }
   for (const [name, want] of desiredRoutes) {
     if (liveRoutes.has(name)) continue;
-    addRoutes.push({ method: 'POST', path: l7mpPaths.routes(), body: routeBody(want), kind: 'route', name, reason: 'route added' });
+    addRoutes.push({
+      method: 'POST',
+      path: l7mpPaths.routes(),
+      body: routeBody(want),
+      kind: 'route',
+      name,
+      reason: 'route added',
+    });
   }
 
   // Listeners.

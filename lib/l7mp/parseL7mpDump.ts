@@ -83,7 +83,11 @@ class DumpReader {
   readonly inlineRoutes = new Set<string>();
 
   isController(destination: unknown): boolean {
-    if (isRecord(destination) && isSpec(destination.spec) && destination.spec.protocol === CONTROLLER_PROTOCOL) {
+    if (
+      isRecord(destination) &&
+      isSpec(destination.spec) &&
+      destination.spec.protocol === CONTROLLER_PROTOCOL
+    ) {
       return true;
     }
     const name = refName(destination);
@@ -103,7 +107,9 @@ class DumpReader {
     const body: L7mpRouteBody = { destination, ingress, egress };
     if (retry === 'partial') {
       // l7mp stores a partial retry as sent; our model only has complete ones.
-      this.ignored.push(`${what}: partial retry ${describe(value.retry)} not representable, read as the default`);
+      this.ignored.push(
+        `${what}: partial retry ${describe(value.retry)} not representable, read as the default`,
+      );
     } else if (retry !== undefined) body.retry = retry;
     return body;
   }
@@ -120,7 +126,12 @@ class DumpReader {
     if (Array.isArray(value.endpoints)) {
       const endpoints: L7mpEndpoint[] = [];
       for (const ep of value.endpoints) {
-        if (!isRecord(ep) || typeof ep.name !== 'string' || !isRecord(ep.spec) || typeof ep.spec.address !== 'string') {
+        if (
+          !isRecord(ep) ||
+          typeof ep.name !== 'string' ||
+          !isRecord(ep.spec) ||
+          typeof ep.spec.address !== 'string'
+        ) {
           this.ignored.push(`cluster ${name}: unknown endpoint shape ${describe(ep)}`);
           continue;
         }
@@ -149,14 +160,21 @@ class DumpReader {
     } else if (lb !== undefined) {
       this.ignored.push(`cluster ${name}: unknown loadbalancer ${describe(lb)}`);
     }
-    if (value.options !== undefined && !(isRecord(value.options) && Object.keys(value.options).length === 0)) {
+    if (
+      value.options !== undefined &&
+      !(isRecord(value.options) && Object.keys(value.options).length === 0)
+    ) {
       this.ignored.push(`cluster ${name}: options ${describe(value.options)} not modelled`);
     }
     return cluster;
   }
 
   /** One rule of a recursive listener dump; undefined if the rule is unusable. */
-  rule(value: unknown, listener: string, live: L7mpListenerLiveParts): { rule: L7mpRule; controller: boolean } | undefined {
+  rule(
+    value: unknown,
+    listener: string,
+    live: L7mpListenerLiveParts,
+  ): { rule: L7mpRule; controller: boolean } | undefined {
     if (typeof value === 'string') {
       this.ignored.push(`listener ${listener}: rule ${refName(value)} no longer exists (${value})`);
       return undefined;
@@ -186,7 +204,8 @@ class DumpReader {
     }
 
     const action = value.action;
-    if (action.apply !== undefined) this.ignored.push(`${what}: action.apply ${describe(action.apply)} not modelled`);
+    if (action.apply !== undefined)
+      this.ignored.push(`${what}: action.apply ${describe(action.apply)} not modelled`);
     if (action.rewrite !== undefined) {
       const rewrite = action.rewrite;
       if (!Array.isArray(rewrite) || !rewrite.every((r) => isRecord(r) && typeof r.path === 'string')) {
@@ -238,7 +257,8 @@ class DumpReader {
     } else if (typeof value.rules === 'string') {
       // A stale rulelist (`<name>:<STALE>`), or a non-recursive dump: the rules cannot be seen.
       const rulelist = refName(value.rules) ?? value.rules;
-      if (!value.rules.endsWith(STALE_SUFFIX) && isGenerated(rulelist, name, 'RuleList')) live.rulelist = rulelist;
+      if (!value.rules.endsWith(STALE_SUFFIX) && isGenerated(rulelist, name, 'RuleList'))
+        live.rulelist = rulelist;
       this.ignored.push(`listener ${name}: rules ${describe(value.rules)} not expanded, read as no rules`);
     } else {
       this.ignored.push(`listener ${name}: unknown rules ${describe(value.rules)}, read as no rules`);
@@ -290,7 +310,12 @@ export function parseL7mpDump(dump: L7mpDump): { config: L7mpConfig; ignored: st
 
   const rawClusters = list(dump.clusters, 'clusters', ignored);
   for (const c of rawClusters) {
-    if (isRecord(c) && typeof c.name === 'string' && isSpec(c.spec) && c.spec.protocol === CONTROLLER_PROTOCOL) {
+    if (
+      isRecord(c) &&
+      typeof c.name === 'string' &&
+      isSpec(c.spec) &&
+      c.spec.protocol === CONTROLLER_PROTOCOL
+    ) {
       reader.controllerClusters.add(c.name);
     }
   }

@@ -194,7 +194,7 @@ function readObject(
       diagnostics.push({
         severity: 'error',
         code: 'schema',
-        message: describeIssue(issue),
+        message: describeIssue(issue, converted),
         object: ref,
         path: path || undefined,
         source: { file, line: at(path) },
@@ -214,7 +214,8 @@ function readObject(
   });
 }
 
-function describeIssue(issue: z.core.$ZodIssue): string {
+function describeIssue(issue: z.core.$ZodIssue, object: unknown): string {
+  if (issue.path.length > 0 && valueAt(object, issue.path) === undefined) return 'required field is missing';
   if (issue.code === 'unrecognized_keys')
     return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
   return issue.message;
@@ -301,6 +302,15 @@ function lineOf(fields: Map<string, number>, path: string): number | undefined {
     if (l !== undefined) return l;
   }
   return undefined;
+}
+
+function valueAt(v: unknown, path: readonly PropertyKey[]): unknown {
+  let cur = v;
+  for (const k of path) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<PropertyKey, unknown>)[k];
+  }
+  return cur;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

@@ -7,6 +7,7 @@ import {
   SERVICE_NAME_LABEL,
   type Service,
 } from '../model/kube';
+import type { ResolvedEndpoint } from './resolvedMesh';
 
 /** A pod that runs l7mp ("a Pod labelled msm.l7mp.io/proxy: sidecar or gateway"). */
 export interface Proxy {
@@ -148,6 +149,25 @@ export class ClusterIndex {
     }
     return out;
   }
+}
+
+/** The ready addresses of a Service's EndpointSlices, deduplicated and sorted. */
+export function sliceEndpoints(namespace: string, slices: readonly EndpointSlice[]): ResolvedEndpoint[] {
+  const seen = new Set<string>();
+  const endpoints: ResolvedEndpoint[] = [];
+  for (const s of slices) {
+    for (const e of s.endpoints ?? []) {
+      if (e.conditions?.ready === false) continue;
+      for (const a of e.addresses) {
+        if (seen.has(a)) continue;
+        seen.add(a);
+        const ep: ResolvedEndpoint = { address: a };
+        if (e.targetRef?.kind === 'Pod' && e.targetRef.name) ep.pod = `${namespace}/${e.targetRef.name}`;
+        endpoints.push(ep);
+      }
+    }
+  }
+  return endpoints.sort((a, b) => cmp(a.address, b.address));
 }
 
 function push(m: Map<string, string[]>, k: string, v: string): void {

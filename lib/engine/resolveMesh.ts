@@ -27,7 +27,7 @@ import type {
   VirtualService,
 } from '../model/resources';
 import type { Snapshot } from '../model/snapshot';
-import { ClusterIndex, type PodInfo } from './clusterIndex';
+import { ClusterIndex, type PodInfo, sliceEndpoints } from './clusterIndex';
 import { longName, parseRef } from './names';
 import type {
   ProtocolOf,
@@ -221,22 +221,7 @@ class MeshResolver {
     const slices = this.index.slicesByService.get(svcKey);
     if (slices && slices.length > 0) {
       // EndpointSlices are the endpoint controller's view (readiness included): prefer them to pod IPs.
-      const seen = new Set<string>();
-      const endpoints: ResolvedEndpoint[] = [];
-      for (const s of slices) {
-        for (const e of s.endpoints ?? []) {
-          if (e.conditions?.ready === false) continue;
-          for (const a of e.addresses) {
-            if (seen.has(a)) continue;
-            seen.add(a);
-            const ep: ResolvedEndpoint = { address: a };
-            if (e.targetRef?.kind === 'Pod' && e.targetRef.name) ep.pod = `${namespace}/${e.targetRef.name}`;
-            endpoints.push(ep);
-          }
-        }
-      }
-      endpoints.sort((a, b) => cmp(a.address, b.address));
-      return { pods, services: [svcKey], endpoints };
+      return { pods, services: [svcKey], endpoints: sliceEndpoints(namespace, slices) };
     }
     return { pods, services: [svcKey], endpoints: podEndpoints(pods) };
   }

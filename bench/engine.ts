@@ -1,0 +1,76 @@
+/**
+ * bench/engine: full resolve+render of a synthetic mesh, and one-endpoint incremental updates.
+ * Prints one JSON object. `npm run bench:engine` runs the P1 scenario of issue 2; pass
+ * `--services N --endpoints M --proxies P` for others. Figures, never assertions.
+ */
+import { performance } from 'node:perf_hooks';
+import { MeshEngine } from '../lib/engine/meshEngine';
+import { backendSlice, P1, type SyntheticMeshSize, syntheticMesh } from './syntheticMesh';
+
+function arg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+}
+
+const size: SyntheticMeshSize = {
+  services: arg('services', P1.services),
+  endpoints: arg('endpoints', P1.endpoints),
+  proxies: arg('proxies', P1.proxies),
+};
+const changes = arg('changes', 200);
+const gc = (globalThis as { gc?: () => void }).gc;
+
+const snapshot = syntheticMesh(size);
+gc?.();
+const rssBefore = process.memoryUsage().rss;
+let peakRss = rssBefore;
+const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 5);
+
+const cpu0 = process.cpuUsage();
+const t0 = performance.now();
+const engine = new MeshEngine(snapshot);
+const wallMs = performance.now() - t0;
+const cpu = process.cpuUsage(cpu0);
+peakRss = Math.max(peakRss, process.memoryUsage().rss);
+
+const perService = Math.max(1, Math.floor(size.endpoints / size.services));
+const times: number[] = [];
+let incrementalAll = true;
+let proxiesTouched = 0;
+for (let c = 0; c < changes; c++) {
+  const i = (c * 7919) % size.services;
+  const slice = backendSlice(i, perService, 1 + (c % 3));
+  const s = performance.now();
+  const u = engine.setServiceEndpointSlices('default', `backend-${i}`, [slice]);
+  times.push(performance.now() - s);
+  incrementalAll &&= u.incremental;
+  proxiesTouched += u.changedProxies.length;
+}
+clearInterval(sampler);
+peakRss = Math.max(peakRss, process.memoryUsage().rss, process.resourceUsage().maxRSS * 1024);
+times.sort((a, b) => a - b);
+const pct = (p: number) => times[Math.min(times.length - 1, Math.floor((p / 100) * times.length))] ?? NaN;
+const { mesh, l7mp } = engine.current;
+const r = (x: number) => Math.round(x * 100) / 100;
+console.log(
+  JSON.stringify({
+    scenario: size,
+    wallMs: r(wallMs),
+    cpuMs: r((cpu.user + cpu.system) / 1000),
+    rssMb: r(peakRss / 1048576),
+    rssBeforeMb: r(rssBefore / 1048576),
+    incrementalMs: r(pct(50)),
+    incrementalP99Ms: r(pct(99)),
+    incrementalMaxMs: r(times[times.length - 1] ?? NaN),
+    incrementalChanges: changes,
+    incrementalAllFastPath: incrementalAll,
+    proxiesPerChange: r(proxiesTouched / changes),
+    counts: {
+      virtualServices: Object.keys(mesh.virtualServices).length,
+      targets: Object.keys(mesh.targets).length,
+      proxies: Object.keys(l7mp.proxies).length,
+      diagnostics: engine.current.diagnostics.length,
+    },
+    node: process.version,
+  }),
+);

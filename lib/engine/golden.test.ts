@@ -11,6 +11,7 @@ import { stringify } from 'yaml';
 import { diffL7mp } from '../l7mp/diffL7mp';
 import { emptyL7mpConfig } from '../model/l7mp';
 import { parseManifests } from '../parse/parseManifests';
+import { validateL7mpRequest } from '../../test/l7mpOpenApi';
 import { compileMesh } from './compileMesh';
 
 const dir = path.join(__dirname, 'testdata');
@@ -63,6 +64,14 @@ describe('golden cases', () => {
       if (update) writeFileSync(outFile, actual);
       expect(existsSync(outFile), `${outFile} is missing: run npm run golden:update and read it`).toBe(true);
       expect(actual).toBe(readFileSync(outFile, 'utf8'));
+    });
+    it(`${name}: every operation body validates against the l7mp 0.5.7 OpenAPI schema`, () => {
+      const content = readFileSync(path.join(dir, `${name}.in.yaml`), 'utf8');
+      const { l7mp } = compileMesh(parseManifests([{ path: `${name}.in.yaml`, content }]));
+      const ops = Object.values(l7mp.proxies).flatMap((p) => diffL7mp(emptyL7mpConfig(), p.config));
+      for (const op of ops) {
+        expect(validateL7mpRequest(op), `${op.method} ${op.path} ${JSON.stringify(op.body)}`).toEqual([]);
+      }
     });
   }
 });

@@ -646,7 +646,7 @@ class MeshResolver {
         ...base,
         ...lb,
         protocol: own,
-        endpoints: explicitEndpoints(spec.endpoints),
+        endpoints: this.explicitEndpoints(spec.endpoints, meta.ref, at('endpoints')),
         managed: false,
         endpointSources: [],
       };
@@ -667,6 +667,53 @@ class MeshResolver {
       'a Target needs endpoints: give serviceName, endpoints or split (or a unixdomainsocket filename)',
       meta.diagPath || 'spec',
     );
+  }
+
+  /**
+   * Explicit endpoints, copied verbatim except where l7mp 0.5.7 would misbehave: a repeated address
+   * collides on the hash ring (keyed by address), a repeated name makes addCluster crash the proxy,
+   * and weight 0 reads back as 1.
+   */
+  private explicitEndpoints(
+    eps: NonNullable<TargetSpec['endpoints']>,
+    owner: ObjectRef,
+    path: string,
+  ): ResolvedEndpoint[] {
+    const out: ResolvedEndpoint[] = [];
+    const addresses = new Set<string>();
+    const names = new Set<string>();
+    for (const [i, e] of eps.entries()) {
+      const { address, ...extra } = e.spec;
+      const name = e.name ?? address;
+      if (addresses.has(address) || names.has(name)) {
+        this.report(
+          'warning',
+          'duplicate-endpoint',
+          `endpoint ${name} (${address}) repeats an earlier one; kept once (l7mp keys endpoints by name and address)`,
+          owner,
+          `${path}[${i}]`,
+        );
+        continue;
+      }
+      if (e.weight === 0) {
+        this.report(
+          'warning',
+          'zero-weight-endpoint',
+          `endpoint ${name} has weight 0, which l7mp reads as 1; it is left out`,
+          owner,
+          `${path}[${i}].weight`,
+        );
+        continue;
+      }
+      addresses.add(address);
+      names.add(name);
+      const ep: ResolvedEndpoint = { address };
+      if (e.name) ep.name = e.name;
+      if (e.weight !== undefined) ep.weight = e.weight;
+      if (Object.keys(extra).length > 0) ep.extra = extra;
+      out.push(ep);
+    }
+    return out;
   }
 
   /** Meshdeck's canary extension: weighted endpoints over several VirtualServices. */
@@ -1077,17 +1124,6 @@ function podEndpoints(pods: PodInfo[]): ResolvedEndpoint[] {
     out.push({ address: p.ip, pod: p.key });
   }
   return out.sort((a, b) => cmp(a.address, b.address));
-}
-
-function explicitEndpoints(eps: NonNullable<TargetSpec['endpoints']>): ResolvedEndpoint[] {
-  return eps.map((e) => {
-    const { address, ...extra } = e.spec;
-    const out: ResolvedEndpoint = { address };
-    if (e.name) out.name = e.name;
-    if (e.weight !== undefined) out.weight = e.weight;
-    if (Object.keys(extra).length > 0) out.extra = extra;
-    return out;
-  });
 }
 
 /** `spec.rules[0].action.route.destination` -> `rules/0/destination`, for inline Target names. */

@@ -7,6 +7,11 @@ import {
   type L7mpConfig,
   type L7mpOperation,
 } from '@/lib/model/l7mp';
+import { l7mpProtocolTakesEndpoints } from './canonicalL7mp';
+
+function noEndpoints(protocol: string): string {
+  return `Adding an endpoint to a cluster of type "${protocol}" is not supported`;
+}
 
 function byName<T extends { name: string }>(a: T, b: T): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
@@ -84,11 +89,17 @@ export function applyL7mpOps(
         else if (state.clusters.some((c) => c.name === cluster.name)) {
           fail(op, `Cannot add cluster: Cluster "${cluster.name}" already defined`);
         } else {
-          // l7mp adds inline endpoints one by one; a duplicate name is dropped (0.5.7 even answers 200).
+          // l7mp 0.5.7 adds inline endpoints without awaiting them: it answers 200, and a failing one
+          // (duplicate name, or a cluster that cannot hold endpoints) makes the proxy process exit.
           const endpoints: L7mpEndpoint[] = [];
           for (const ep of cluster.endpoints ?? []) {
-            if (endpointOwner(ep.name) || endpoints.some((e) => e.name === ep.name)) {
-              fail(op, `Cannot add endpoint: Endpoint "${ep.name}" already defined`);
+            if (!l7mpProtocolTakesEndpoints(cluster.spec.protocol)) {
+              fail(op, `${noEndpoints(cluster.spec.protocol)} (inline: l7mp 0.5.7 crashes)`);
+            } else if (endpointOwner(ep.name) || endpoints.some((e) => e.name === ep.name)) {
+              fail(
+                op,
+                `Cannot add endpoint: Endpoint "${ep.name}" already defined (inline: l7mp 0.5.7 crashes)`,
+              );
             } else endpoints.push(ep);
           }
           state.clusters.push(cluster.endpoints === undefined ? cluster : { ...cluster, endpoints });
@@ -100,6 +111,8 @@ export function applyL7mpOps(
         else if (endpointOwner(endpoint.name)) {
           fail(op, `Cannot add endpoint: Endpoint "${endpoint.name}" already defined`);
         } else if (cluster === undefined) fail(op, 'Not Found');
+        else if (!l7mpProtocolTakesEndpoints(cluster.spec.protocol))
+          fail(op, noEndpoints(cluster.spec.protocol));
         else cluster.endpoints = [...(cluster.endpoints ?? []), endpoint];
       } else if (collection === 'routes' && name === undefined) {
         const route = unwrap(op.body, 'route', L7mpRoute);

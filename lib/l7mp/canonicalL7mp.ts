@@ -26,17 +26,15 @@ export const L7MP_WILDCARD_MATCH: Record<string, unknown> = { match: '*' };
 
 /**
  * l7mp's virtual clusters (cluster.js). Their constructors rebuild `spec` from scratch (keeping only the
- * listed fields) and force a load balancer, so whatever else was sent is dropped silently. All but
- * Prometheus are `virtual`: a recursive dump lists one fake `<VIRTUAL>` endpoint instead of the real
- * ones, so endpoints sent to them can never be read back and are not part of the canonical form.
+ * listed fields) and force a load balancer, so whatever else was sent is dropped silently.
  */
 const VIRTUAL_CLUSTERS: Readonly<
-  Record<string, { spec: (spec: L7mpSpec) => L7mpSpec; policy: 'None' | 'Trivial'; hidesEndpoints: boolean }>
+  Record<string, { spec: (spec: L7mpSpec) => L7mpSpec; policy: 'None' | 'Trivial' }>
 > = {
-  L7mpController: { spec: (s) => ({ protocol: s.protocol }), policy: 'None', hidesEndpoints: true },
-  Stdio: { spec: (s) => ({ protocol: s.protocol }), policy: 'None', hidesEndpoints: true },
-  Echo: { spec: (s) => ({ protocol: s.protocol }), policy: 'Trivial', hidesEndpoints: true },
-  Discard: { spec: (s) => ({ protocol: s.protocol }), policy: 'Trivial', hidesEndpoints: true },
+  L7mpController: { spec: (s) => ({ protocol: s.protocol }), policy: 'None' },
+  Stdio: { spec: (s) => ({ protocol: s.protocol }), policy: 'None' },
+  Echo: { spec: (s) => ({ protocol: s.protocol }), policy: 'Trivial' },
+  Discard: { spec: (s) => ({ protocol: s.protocol }), policy: 'Trivial' },
   // `||`, as in cluster.js: an empty log_file also becomes '-'.
   Logger: {
     spec: (s) => ({
@@ -45,18 +43,31 @@ const VIRTUAL_CLUSTERS: Readonly<
       log_prefix: (typeof s.log_prefix === 'string' && s.log_prefix) || '',
     }),
     policy: 'None',
-    hidesEndpoints: true,
   },
-  JSONEncap: { spec: (s) => ({ protocol: s.protocol }), policy: 'Trivial', hidesEndpoints: true },
-  JSONDecap: { spec: (s) => ({ protocol: s.protocol }), policy: 'Trivial', hidesEndpoints: true },
-  Sync: { spec: (s) => ({ protocol: s.protocol, query: s.query }), policy: 'None', hidesEndpoints: true },
-  Metric: { spec: (s) => ({ protocol: s.protocol }), policy: 'Trivial', hidesEndpoints: true },
-  Prometheus: { spec: (s) => ({ protocol: s.protocol }), policy: 'Trivial', hidesEndpoints: false },
+  JSONEncap: { spec: (s) => ({ protocol: s.protocol }), policy: 'Trivial' },
+  JSONDecap: { spec: (s) => ({ protocol: s.protocol }), policy: 'Trivial' },
+  Sync: { spec: (s) => ({ protocol: s.protocol, query: s.query }), policy: 'None' },
+  Metric: { spec: (s) => ({ protocol: s.protocol }), policy: 'Trivial' },
+  Prometheus: { spec: (s) => ({ protocol: s.protocol }), policy: 'Trivial' },
 };
 
-/** Whether l7mp treats a cluster protocol as virtual (no real endpoints: Sync, Echo, Logger, ...). */
-export function isVirtualL7mpProtocol(protocol: string): boolean {
-  return VIRTUAL_CLUSTERS[protocol]?.hidesEndpoints === true;
+/** cluster.js `EndPoint.create`: the only cluster protocols that can hold endpoints. */
+const ENDPOINT_PROTOCOLS = new Set([
+  'WebSocket',
+  'WS',
+  'UDP',
+  'TCP',
+  'UnixDomainSocket',
+  'JSONSocket',
+  'Test',
+]);
+
+/**
+ * Whether l7mp 0.5.7 accepts endpoints in a cluster of this protocol. Virtual clusters (Sync, Echo, ...)
+ * do not: the endpoint API answers 400, and inline endpoints in addCluster make the proxy exit (verified).
+ */
+export function l7mpProtocolTakesEndpoints(protocol: string): boolean {
+  return ENDPOINT_PROTOCOLS.has(protocol);
 }
 
 /** A deep copy with object keys sorted and undefined members dropped; array order is kept. */
@@ -99,7 +110,10 @@ export function canonicalL7mpEndpoint(endpoint: L7mpEndpoint): L7mpEndpoint {
 /** A cluster as l7mp stores it: virtual-cluster rewrites, default load balancer, endpoints by name. */
 export function canonicalL7mpCluster(cluster: L7mpCluster): L7mpCluster {
   const virtual = VIRTUAL_CLUSTERS[cluster.spec.protocol];
-  const endpoints = virtual?.hidesEndpoints ? [] : (cluster.endpoints ?? []).map(canonicalL7mpEndpoint);
+  // Endpoints a protocol cannot hold are never sent (see diffL7mp), so they are not part of the form.
+  const endpoints = l7mpProtocolTakesEndpoints(cluster.spec.protocol)
+    ? (cluster.endpoints ?? []).map(canonicalL7mpEndpoint)
+    : [];
   return sortL7mpKeys({
     name: cluster.name,
     spec: virtual ? virtual.spec(cluster.spec) : cluster.spec,

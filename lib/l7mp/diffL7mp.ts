@@ -12,6 +12,7 @@ import {
   canonicalL7mpEndpoint,
   canonicalL7mpListener,
   canonicalL7mpRoute,
+  l7mpProtocolTakesEndpoints,
   sameL7mp,
 } from './canonicalL7mp';
 import { describeL7mpChange } from './describeL7mpChange';
@@ -48,7 +49,10 @@ function endpointBody(endpoint: L7mpEndpoint): L7mpEndpoint {
 
 function clusterBody(cluster: L7mpCluster): { cluster: L7mpCluster } {
   const body: L7mpCluster = { name: cluster.name, spec: cluster.spec };
-  if (cluster.endpoints !== undefined) body.endpoints = cluster.endpoints.map(endpointBody);
+  // Inline endpoints on a virtual cluster (Sync, Echo, ...) make l7mp 0.5.7 exit: never send them.
+  if (cluster.endpoints !== undefined && l7mpProtocolTakesEndpoints(cluster.spec.protocol)) {
+    body.endpoints = cluster.endpoints.map(endpointBody);
+  }
   if (cluster.loadbalancer !== undefined) body.loadbalancer = cluster.loadbalancer;
   return { cluster: body };
 }
@@ -184,7 +188,7 @@ export function diffL7mp(live: L7mpConfig, desired: L7mpConfig): L7mpOperation[]
       });
       continue;
     }
-    // Same shell: reconcile endpoints one by one (compared canonically, so virtual ones never differ).
+    // Same shell: reconcile endpoints one by one (compared canonically, so a virtual cluster has none).
     const wasEndpoints = index(canonicalL7mpCluster(was).endpoints ?? []);
     const wantCanonical = index(canonicalL7mpCluster(want).endpoints ?? []);
     const wantEndpoints = index(want.endpoints ?? []);
@@ -205,7 +209,7 @@ export function diffL7mp(live: L7mpConfig, desired: L7mpConfig): L7mpOperation[]
       const wasEp = wasEndpoints.get(epName);
       const wantCanon = canonicalL7mpEndpoint(wantEp);
       if (wasEp !== undefined && sameL7mp(wasEp, wantCanon)) continue;
-      if (!wantCanonical.has(epName)) continue; // hidden by a virtual cluster: l7mp never shows it
+      if (!wantCanonical.has(epName)) continue; // a virtual cluster: it cannot hold endpoints
       addEndpoints.push({
         method: 'POST',
         path: l7mpPaths.clusterEndpoints(name),

@@ -10,7 +10,7 @@ import type {
   L7mpRouteBody,
   L7mpRule,
 } from '@/lib/model/l7mp';
-import { isVirtualL7mpProtocol } from './canonicalL7mp';
+import { l7mpProtocolTakesEndpoints } from './canonicalL7mp';
 
 /** The JSON bodies of `GET /api/v1/listeners?recursive=true`, `GET /api/v1/clusters?recursive=true`, `GET /api/v1/routes`. */
 export interface L7mpDump {
@@ -122,7 +122,8 @@ class DumpReader {
     const name = value.name;
     const spec = value.spec;
     const cluster: L7mpCluster = { name, spec };
-    const virtual = isVirtualL7mpProtocol(spec.protocol);
+    // Virtual clusters (Sync, Echo, ...) cannot hold endpoints.
+    const virtual = !l7mpProtocolTakesEndpoints(spec.protocol);
     if (Array.isArray(value.endpoints)) {
       const endpoints: L7mpEndpoint[] = [];
       for (const ep of value.endpoints) {

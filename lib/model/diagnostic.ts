@@ -42,11 +42,15 @@ export function formatObjectRef(ref: ObjectRef): string {
 
 const SEVERITY_ORDER: Record<Severity, number> = { error: 0, warning: 1, info: 2 };
 
-/** Orders diagnostics so that output never depends on input order. */
+/** Codes that only report the consequence of another problem: listed after their cause. */
+const CONSEQUENCES = new Set(['route-dropped', 'rule-dropped', 'listener-dropped']);
+
+/** Orders diagnostics so that output never depends on input order, causes before consequences. */
 export function compareDiagnostics(a: Diagnostic, b: Diagnostic): number {
   return (
     SEVERITY_ORDER[a.severity] - SEVERITY_ORDER[b.severity] ||
     cmp(objectKey(a.object), objectKey(b.object)) ||
+    Number(CONSEQUENCES.has(a.code)) - Number(CONSEQUENCES.has(b.code)) ||
     cmp(a.path ?? '', b.path ?? '') ||
     cmp(a.code, b.code) ||
     cmp(a.message, b.message)

@@ -1,0 +1,147 @@
+import { CliError } from './cliError';
+
+/** The meshdeck command line, parsed. */
+export type CliCommand =
+  | { command: 'help' }
+  | { command: 'version' }
+  | { command: 'check'; dir: string; json: boolean }
+  | { command: 'render'; dir: string; format: RenderFormat; proxy?: string; live: boolean };
+
+export type RenderFormat = 'l7mp' | 'ops';
+const FORMATS: readonly RenderFormat[] = ['l7mp', 'ops'];
+
+/** A command line that does not parse; the message is printed above the usage text. */
+export class UsageError extends CliError {
+  override readonly name = 'UsageError';
+}
+
+/** The synopsis printed under a usage error. */
+export const USAGE = `Usage:
+  meshdeck check DIR [--json]
+  meshdeck render DIR --format l7mp|ops [--proxy NAME] [--live]
+  meshdeck help | --version
+`;
+
+/** The full help text (`meshdeck --help`). */
+export const HELP = `meshdeck: check and render an l7mp service mesh from its manifests.
+
+Usage:
+  meshdeck check DIR [--json]
+      Parse, resolve and render the mesh in DIR (a directory of *.yaml, *.yml and *.json
+      manifests, read recursively, or a single file) and print every diagnostic.
+      --json    print {"diagnostics": [...]} instead of text
+      Exit status: 1 if there is any error, else 0.
+
+  meshdeck render DIR --format l7mp|ops [--proxy NAME] [--live]
+      Print JSON for each proxy to stdout; errors and warnings go to stderr.
+      --format l7mp   {"proxies": {ID: {"apiUrl", "config"}}}: each proxy's desired l7mp config
+      --format ops    {"proxies": {ID: {"apiUrl", "operations"}}}: the l7mp REST calls that
+                      configure an empty proxy
+      --live          with --format ops: read each proxy's live config from its apiUrl and print
+                      the calls that turn it into the desired one ({"apiUrl", "operations",
+                      "ignored"}, or {"apiUrl", "error"} for a proxy that cannot be read)
+      --proxy NAME    only this proxy (pod name or namespace/pod)
+      Exit status: 1 if the mesh has errors, 2 if a proxy is unknown or cannot be read.
+
+  meshdeck help | --help | -h       show this help
+  meshdeck --version | -V           show the version
+
+Exit status 2 means a usage error (bad command, flag or path); 3 an internal error.
+`;
+
+/** Flags each command accepts, and whether they take a value. */
+const FLAGS = {
+  check: { json: false },
+  render: { format: true, proxy: true, live: false },
+} as const satisfies Record<string, Record<string, boolean>>;
+
+/** Parses `argv` (without node and the script); throws UsageError with a message fit to print. */
+export function parseArgs(argv: readonly string[]): CliCommand {
+  const [first, ...rest] = argv;
+  if (first === undefined || first === 'help' || first === '--help' || first === '-h')
+    return { command: 'help' };
+  if (first === '--version' || first === '-V') return { command: 'version' };
+  if (first !== 'check' && first !== 'render') {
+    throw new UsageError(
+      first.startsWith('-')
+        ? `unknown option ${first}`
+        : `unknown command "${first}" (commands: check, render)`,
+    );
+  }
+  const { positionals, flags, help } = splitArgs(first, rest);
+  if (help) return { command: 'help' };
+  const [dir, ...extra] = positionals;
+  if (dir === undefined) throw new UsageError(`${first}: missing DIR (a directory or a manifest file)`);
+  if (extra.length > 0) throw new UsageError(`${first}: unexpected argument "${extra[0]}"`);
+
+  if (first === 'check') return { command: 'check', dir, json: flags.has('json') };
+
+  const format = flags.get('format');
+  if (format === undefined) throw new UsageError('render: --format is required (l7mp or ops)');
+  if (!(FORMATS as readonly string[]).includes(format)) {
+    throw new UsageError(`render: unknown --format "${format}" (use l7mp or ops)`);
+  }
+  const live = flags.has('live');
+  if (live && format !== 'ops') throw new UsageError('render: --live needs --format ops');
+  const proxy = flags.get('proxy');
+  if (proxy === '') throw new UsageError('render: --proxy needs a pod name or namespace/pod');
+  return {
+    command: 'render',
+    dir,
+    format: format as RenderFormat,
+    ...(proxy === undefined ? {} : { proxy }),
+    live,
+  };
+}
+
+/** `--flag value`, `--flag=value`, boolean `--flag`; `--` ends the options. */
+function splitArgs(
+  command: keyof typeof FLAGS,
+  args: readonly string[],
+): { positionals: string[]; flags: Map<string, string>; help: boolean } {
+  const known: Record<string, boolean> = FLAGS[command];
+  const positionals: string[] = [];
+  const flags = new Map<string, string>();
+  let help = false;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--') {
+      positionals.push(...args.slice(i + 1));
+      break;
+    }
+    if (arg === '--help' || arg === '-h') {
+      help = true;
+      continue;
+    }
+    if (!arg.startsWith('-') || arg === '-') {
+      positionals.push(arg);
+      continue;
+    }
+    const eq = arg.indexOf('=');
+    const name = arg.startsWith('--') ? arg.slice(2, eq === -1 ? undefined : eq) : '';
+    const takesValue = Object.hasOwn(known, name) ? known[name] : undefined;
+    if (takesValue === undefined) {
+      const options = Object.keys(known).map((f) => `--${f}`);
+      throw new UsageError(
+        `${command}: unknown option ${arg.split('=')[0]} (options: ${options.join(', ')})`,
+      );
+    }
+    if (flags.has(name)) throw new UsageError(`${command}: --${name} given twice`);
+    if (!takesValue) {
+      if (eq !== -1) throw new UsageError(`${command}: --${name} takes no value`);
+      flags.set(name, '');
+      continue;
+    }
+    let value: string | undefined;
+    if (eq !== -1) value = arg.slice(eq + 1);
+    else {
+      value = args[i + 1];
+      i++;
+    }
+    if (value === undefined || (eq === -1 && value.startsWith('--'))) {
+      throw new UsageError(`${command}: --${name} needs a value`);
+    }
+    flags.set(name, value);
+  }
+  return { positionals, flags, help };
+}

@@ -1,0 +1,53 @@
+import { readFileSync } from 'node:fs';
+import { ManifestDirError } from '../manifestDir';
+import { HELP, parseArgs, USAGE, UsageError } from './args';
+import { CliError, ExitCode } from './cliError';
+import { type CliIo, processIo } from './cliIo';
+
+/**
+ * Runs the meshdeck CLI on `argv` (without node and the script) and returns the exit status. User
+ * errors print one line without a stack trace; anything else is an internal error (exit 3), with the
+ * stack only when MESHDECK_DEBUG is set.
+ */
+export async function main(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
+  try {
+    const cmd = parseArgs(argv);
+    switch (cmd.command) {
+      case 'help':
+        io.stdout(HELP);
+        return ExitCode.ok;
+      case 'version':
+        io.stdout(`meshdeck ${version()}\n`);
+        return ExitCode.ok;
+      // Loaded on demand: the engine (and zod) take most of the start-up time, which --help need not pay.
+      case 'check':
+        return await (await import('./runCheck')).runCheck(cmd, io);
+      case 'render':
+        return await (await import('./runRender')).runRender(cmd, io);
+    }
+  } catch (e) {
+    if (e instanceof UsageError) {
+      io.stderr(`meshdeck: ${e.message}\n${USAGE}Run 'meshdeck --help' for details.\n`);
+      return ExitCode.usage;
+    }
+    if (e instanceof CliError) {
+      io.stderr(`meshdeck: ${e.message}\n`);
+      return e.exitCode;
+    }
+    if (e instanceof ManifestDirError) {
+      io.stderr(`meshdeck: ${e.message}\n`);
+      return ExitCode.usage;
+    }
+    const detail = process.env.MESHDECK_DEBUG && e instanceof Error ? `\n${e.stack}` : '';
+    io.stderr(`meshdeck: internal error: ${e instanceof Error ? e.message : String(e)}${detail}\n`);
+    return ExitCode.internal;
+  }
+}
+
+/** The version in package.json, read at run time: the CLI runs from source, without a build step. */
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version?: string;
+  };
+  return pkg.version ?? 'unknown';
+}

@@ -1,0 +1,72 @@
+import type { ProxyL7mpConfig } from '@/lib/engine/renderL7mp';
+import { diffL7mp } from '@/lib/l7mp/diffL7mp';
+import { emptyL7mpConfig } from '@/lib/model/l7mp';
+import { L7mpApiError, L7mpUnreachableError, readL7mpLive } from '../l7mpClient';
+import type { CliCommand } from './args';
+import { CliError, ExitCode } from './cliError';
+import type { CliIo } from './cliIo';
+import { formatDiagnostics, summarizeDiagnostics } from './formatDiagnostics';
+import { loadMesh } from './loadMesh';
+
+/**
+ * `meshdeck render DIR --format l7mp|ops [--proxy NAME] [--live]`: JSON on stdout, errors and warnings
+ * on stderr (so that stdout stays parseable). Exit 2 if a proxy cannot be read live (the others are
+ * still printed), else 1 if the mesh has errors, else 0.
+ */
+export async function runRender(cmd: Extract<CliCommand, { command: 'render' }>, io: CliIo): Promise<number> {
+  const { l7mp, diagnostics } = await loadMesh(cmd.dir);
+  const shown = diagnostics.filter((d) => d.severity !== 'info');
+  if (shown.length > 0) io.stderr(`${formatDiagnostics(shown)}${summarizeDiagnostics(diagnostics)}\n`);
+  const selected = selectProxies(Object.values(l7mp.proxies), cmd.proxy);
+
+  const proxies: Record<string, unknown> = {};
+  const unreadable: string[] = [];
+  if (cmd.format === 'l7mp') {
+    for (const p of selected) proxies[p.proxy.id] = { apiUrl: p.proxy.apiUrl, config: p.config };
+  } else if (!cmd.live) {
+    for (const p of selected) {
+      proxies[p.proxy.id] = { apiUrl: p.proxy.apiUrl, operations: diffL7mp(emptyL7mpConfig(), p.config) };
+    }
+  } else {
+    // Proxies are independent: read them all at once, so one slow proxy costs one timeout, not N.
+    const results = await Promise.all(selected.map((p) => liveOperations(p)));
+    selected.forEach((p, i) => {
+      const result = results[i]!;
+      proxies[p.proxy.id] = result;
+      if ('error' in result) unreadable.push(`${p.proxy.id}: ${result.error}`);
+    });
+  }
+  io.stdout(`${JSON.stringify({ proxies }, null, 2)}\n`);
+
+  for (const line of unreadable) io.stderr(`meshdeck: ${line}\n`);
+  if (unreadable.length > 0) return ExitCode.usage;
+  return diagnostics.some((d) => d.severity === 'error') ? ExitCode.meshErrors : ExitCode.ok;
+}
+
+type LiveResult =
+  | { apiUrl: string; operations: ReturnType<typeof diffL7mp>; ignored: string[] }
+  | { apiUrl: string; error: string };
+
+/** The calls that turn a proxy's live config into the desired one, or why the proxy could not be read. */
+async function liveOperations(p: ProxyL7mpConfig): Promise<LiveResult> {
+  const apiUrl = p.proxy.apiUrl;
+  try {
+    const live = await readL7mpLive(apiUrl);
+    return { apiUrl, operations: diffL7mp(live.config, p.config), ignored: live.ignored };
+  } catch (e) {
+    if (e instanceof L7mpApiError || e instanceof L7mpUnreachableError) return { apiUrl, error: e.message };
+    throw e;
+  }
+}
+
+/** The proxies `--proxy NAME` means (pod name or `namespace/pod`), sorted by id; all without a name. */
+function selectProxies(all: ProxyL7mpConfig[], name: string | undefined): ProxyL7mpConfig[] {
+  const sorted = [...all].sort((a, b) => (a.proxy.id < b.proxy.id ? -1 : a.proxy.id > b.proxy.id ? 1 : 0));
+  if (name === undefined) return sorted;
+  const hits = sorted.filter((p) => p.proxy.id === name || p.proxy.pod === name);
+  if (hits.length === 0) {
+    const known = sorted.map((p) => p.proxy.id).join(', ');
+    throw new CliError(`no proxy "${name}" in the mesh; known proxies: ${known || '(none)'}`);
+  }
+  return hits;
+}

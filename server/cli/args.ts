@@ -5,7 +5,14 @@ export type CliCommand =
   | { command: 'help' }
   | { command: 'version' }
   | { command: 'check'; dir: string; json: boolean }
-  | { command: 'render'; dir: string; format: RenderFormat; proxy?: string; live: boolean };
+  | {
+      command: 'render';
+      dir: string;
+      format: RenderFormat;
+      proxy?: string;
+      live: boolean;
+      localMesh: boolean;
+    };
 
 export type RenderFormat = 'l7mp' | 'ops';
 const FORMATS: readonly RenderFormat[] = ['l7mp', 'ops'];
@@ -18,7 +25,7 @@ export class UsageError extends CliError {
 /** The synopsis printed under a usage error. */
 export const USAGE = `Usage:
   meshdeck check DIR [--json]
-  meshdeck render DIR --format l7mp|ops [--proxy NAME] [--live]
+  meshdeck render DIR --format l7mp|ops [--proxy NAME] [--live] [--local-mesh]
   meshdeck help | --version
 `;
 
@@ -32,7 +39,7 @@ Usage:
       --json    print {"diagnostics": [...]} instead of text
       Exit status: 1 if there is any error, else 0.
 
-  meshdeck render DIR --format l7mp|ops [--proxy NAME] [--live]
+  meshdeck render DIR --format l7mp|ops [--proxy NAME] [--live] [--local-mesh]
       Print JSON for each proxy to stdout; errors and warnings go to stderr.
       --format l7mp   {"proxies": {ID: {"apiUrl", "config"}}}: each proxy's desired l7mp config
       --format ops    {"proxies": {ID: {"apiUrl", "operations"}}}: the l7mp REST calls that
@@ -41,6 +48,9 @@ Usage:
                       the calls that turn it into the desired one ({"apiUrl", "operations",
                       "ignored"}, or {"apiUrl", "error"} for a proxy that cannot be read)
       --proxy NAME    only this proxy (pod name or namespace/pod)
+      --local-mesh    what the local mesh (every pod on a loopback address of this host) pushes,
+                      keyed by pod name: UDP listeners pinned to the pod address, 127.0.0.1
+                      endpoints made the pod address, UNIX sockets in the pod's folder
       Exit status: 1 if the mesh has errors, 2 if a proxy is unknown or cannot be read.
 
   meshdeck help | --help | -h       show this help
@@ -52,7 +62,7 @@ Exit status 2 means a usage error (bad command, flag or path); 3 an internal err
 /** Flags each command accepts, and whether they take a value. */
 const FLAGS = {
   check: { json: false },
-  render: { format: true, proxy: true, live: false },
+  render: { format: true, proxy: true, live: false, 'local-mesh': false },
 } as const satisfies Record<string, Record<string, boolean>>;
 
 /** Parses `argv` (without node and the script); throws UsageError with a message fit to print. */
@@ -91,6 +101,7 @@ export function parseArgs(argv: readonly string[]): CliCommand {
     format: format as RenderFormat,
     ...(proxy === undefined ? {} : { proxy }),
     live,
+    localMesh: flags.has('local-mesh'),
   };
 }
 

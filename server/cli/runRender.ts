@@ -6,7 +6,7 @@ import type { CliCommand } from './args';
 import { CliError, ExitCode } from './cliError';
 import type { CliIo } from './cliIo';
 import { formatDiagnostics, summarizeDiagnostics } from './formatDiagnostics';
-import { loadMesh } from './loadMesh';
+import { loadLocalMesh, loadMesh } from './loadMesh';
 
 /**
  * `meshdeck render DIR --format l7mp|ops [--proxy NAME] [--live]`: JSON on stdout, errors and warnings
@@ -14,25 +14,27 @@ import { loadMesh } from './loadMesh';
  * still printed), else 1 if the mesh has errors, else 0.
  */
 export async function runRender(cmd: Extract<CliCommand, { command: 'render' }>, io: CliIo): Promise<number> {
-  const { l7mp, diagnostics } = await loadMesh(cmd.dir);
+  const { l7mp, diagnostics } = cmd.localMesh ? await loadLocalMesh(cmd.dir) : await loadMesh(cmd.dir);
   const shown = diagnostics.filter((d) => d.severity !== 'info');
   if (shown.length > 0) io.stderr(`${formatDiagnostics(shown)}${summarizeDiagnostics(diagnostics)}\n`);
   const selected = selectProxies(Object.values(l7mp.proxies), cmd.proxy);
 
   const proxies: Record<string, unknown> = {};
+  // The local mesh names its proxies by pod (one host, one namespace of pods in practice).
+  const keyOf = (p: ProxyL7mpConfig) => (cmd.localMesh ? p.proxy.pod : p.proxy.id);
   const unreadable: string[] = [];
   if (cmd.format === 'l7mp') {
-    for (const p of selected) proxies[p.proxy.id] = { apiUrl: p.proxy.apiUrl, config: p.config };
+    for (const p of selected) proxies[keyOf(p)] = { apiUrl: p.proxy.apiUrl, config: p.config };
   } else if (!cmd.live) {
     for (const p of selected) {
-      proxies[p.proxy.id] = { apiUrl: p.proxy.apiUrl, operations: diffL7mp(emptyL7mpConfig(), p.config) };
+      proxies[keyOf(p)] = { apiUrl: p.proxy.apiUrl, operations: diffL7mp(emptyL7mpConfig(), p.config) };
     }
   } else {
     // Proxies are independent: read them all at once, so one slow proxy costs one timeout, not N.
     const results = await Promise.all(selected.map((p) => liveOperations(p)));
     selected.forEach((p, i) => {
       const result = results[i]!;
-      proxies[p.proxy.id] = result;
+      proxies[keyOf(p)] = result;
       if ('error' in result) unreadable.push(`${p.proxy.id}: ${result.error}`);
     });
   }

@@ -12,6 +12,17 @@ export type CliCommand =
       proxy?: string;
       live: boolean;
       localMesh: boolean;
+    }
+  | { command: 'serve'; dir: string; host: string; port: number }
+  | {
+      command: 'probe';
+      listener: string;
+      url: string;
+      payload: string;
+      proxy?: string;
+      from?: { address: string; port?: number };
+      labels?: Record<string, string>;
+      count: number;
     };
 
 export type RenderFormat = 'l7mp' | 'ops';
@@ -26,6 +37,8 @@ export class UsageError extends CliError {
 export const USAGE = `Usage:
   meshdeck check DIR [--json]
   meshdeck render DIR --format l7mp|ops [--proxy NAME] [--live] [--local-mesh]
+  meshdeck serve [DIR] [--host 127.0.0.1] [--port 3000]
+  meshdeck probe LISTENER [--payload TEXT] [--from ADDR[:PORT]] [--proxy POD] [--label k=v] [--count N] [--url URL]
   meshdeck help | --version
 `;
 
@@ -53,16 +66,34 @@ Usage:
                       endpoints made the pod address, UNIX sockets in the pod's folder
       Exit status: 1 if the mesh has errors, 2 if a proxy is unknown or cannot be read.
 
+  meshdeck serve [DIR] [--host 127.0.0.1] [--port 3000]
+      Run the console and the control plane on the local mesh of DIR (default: seed Example 1):
+      every pod on a loopback address, a real l7mp process per proxy pod, demo apps, and the
+      reconciler keeping the proxies in sync. Prints the console URL once the mesh is configured.
+      Needs a production build (npm run build). Binds 127.0.0.1 unless --host says otherwise.
+
+  meshdeck probe LISTENER [--payload TEXT] [--from ADDR[:PORT]] [--proxy POD] [--label k=v] [--count N] [--url URL]
+      Ask a running console (--url, default http://127.0.0.1:3000) to send a message through a
+      listener (a VirtualService name) and print the echo, the path it took and the latency.
+      --from       the client address (and port) to send from, e.g. 127.0.0.100:9050
+      --label      JSONSocket header labels (repeatable)
+      Exit status: 1 if no reply came back.
+
   meshdeck help | --help | -h       show this help
   meshdeck --version | -V           show the version
 
 Exit status 2 means a usage error (bad command, flag or path); 3 an internal error.
 `;
 
+/** Flags that may be given more than once. */
+const REPEATABLE = new Set(['label']);
+
 /** Flags each command accepts, and whether they take a value. */
 const FLAGS = {
   check: { json: false },
   render: { format: true, proxy: true, live: false, 'local-mesh': false },
+  serve: { host: true, port: true },
+  probe: { payload: true, from: true, proxy: true, label: true, count: true, url: true },
 } as const satisfies Record<string, Record<string, boolean>>;
 
 /** Parses `argv` (without node and the script); throws UsageError with a message fit to print. */
@@ -71,15 +102,17 @@ export function parseArgs(argv: readonly string[]): CliCommand {
   if (first === undefined || first === 'help' || first === '--help' || first === '-h')
     return { command: 'help' };
   if (first === '--version' || first === '-V') return { command: 'version' };
-  if (first !== 'check' && first !== 'render') {
+  if (first !== 'check' && first !== 'render' && first !== 'serve' && first !== 'probe') {
     throw new UsageError(
       first.startsWith('-')
         ? `unknown option ${first}`
-        : `unknown command "${first}" (commands: check, render)`,
+        : `unknown command "${first}" (commands: check, render, serve, probe)`,
     );
   }
-  const { positionals, flags, help } = splitArgs(first, rest);
+  const { positionals, flags, help, repeated } = splitArgs(first, rest);
   if (help) return { command: 'help' };
+  if (first === 'serve') return parseServe(positionals, flags);
+  if (first === 'probe') return parseProbe(positionals, flags, repeated);
   const [dir, ...extra] = positionals;
   if (dir === undefined) throw new UsageError(`${first}: missing DIR (a directory or a manifest file)`);
   if (extra.length > 0) throw new UsageError(`${first}: unexpected argument "${extra[0]}"`);
@@ -105,14 +138,65 @@ export function parseArgs(argv: readonly string[]): CliCommand {
   };
 }
 
+function parseServe(positionals: string[], flags: Map<string, string>): CliCommand {
+  if (positionals.length > 1) throw new UsageError(`serve: unexpected argument "${positionals[1]}"`);
+  const port = Number(flags.get('port') ?? '3000');
+  if (!Number.isInteger(port) || port < 1 || port > 65535)
+    throw new UsageError(`serve: --port must be a port, not "${flags.get('port')}"`);
+  return {
+    command: 'serve',
+    dir: positionals[0] ?? 'examples/seed-example-1',
+    host: flags.get('host') ?? '127.0.0.1',
+    port,
+  };
+}
+
+function parseProbe(
+  positionals: string[],
+  flags: Map<string, string>,
+  repeated: Map<string, string[]>,
+): CliCommand {
+  const [listener, ...extra] = positionals;
+  if (listener === undefined) throw new UsageError('probe: missing LISTENER (a VirtualService name)');
+  if (extra.length > 0) throw new UsageError(`probe: unexpected argument "${extra[0]}"`);
+  let from: { address: string; port?: number } | undefined;
+  const f = flags.get('from');
+  if (f !== undefined) {
+    const m = /^([^:]+)(?::(\d+))?$/.exec(f);
+    if (!m) throw new UsageError(`probe: --from must be ADDR or ADDR:PORT, not "${f}"`);
+    from = { address: m[1]!, ...(m[2] ? { port: Number(m[2]) } : {}) };
+  }
+  const labels: Record<string, string> = {};
+  for (const l of repeated.get('label') ?? []) {
+    const i = l.indexOf('=');
+    if (i <= 0) throw new UsageError(`probe: --label must be key=value, not "${l}"`);
+    labels[l.slice(0, i)] = l.slice(i + 1);
+  }
+  const count = Number(flags.get('count') ?? '1');
+  if (!Number.isInteger(count) || count < 1 || count > 1000)
+    throw new UsageError('probe: --count must be 1..1000');
+  const proxy = flags.get('proxy');
+  return {
+    command: 'probe',
+    listener,
+    url: flags.get('url') ?? 'http://127.0.0.1:3000',
+    payload: flags.get('payload') ?? 'ping',
+    ...(proxy ? { proxy } : {}),
+    ...(from ? { from } : {}),
+    ...(Object.keys(labels).length ? { labels } : {}),
+    count,
+  };
+}
+
 /** `--flag value`, `--flag=value`, boolean `--flag`; `--` ends the options. */
 function splitArgs(
   command: keyof typeof FLAGS,
   args: readonly string[],
-): { positionals: string[]; flags: Map<string, string>; help: boolean } {
+): { positionals: string[]; flags: Map<string, string>; help: boolean; repeated: Map<string, string[]> } {
   const known: Record<string, boolean> = FLAGS[command];
   const positionals: string[] = [];
   const flags = new Map<string, string>();
+  const repeated = new Map<string, string[]>();
   let help = false;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
@@ -137,7 +221,7 @@ function splitArgs(
         `${command}: unknown option ${arg.split('=')[0]} (options: ${options.join(', ')})`,
       );
     }
-    if (flags.has(name)) throw new UsageError(`${command}: --${name} given twice`);
+    if (flags.has(name) && !REPEATABLE.has(name)) throw new UsageError(`${command}: --${name} given twice`);
     if (!takesValue) {
       if (eq !== -1) throw new UsageError(`${command}: --${name} takes no value`);
       flags.set(name, '');
@@ -153,6 +237,7 @@ function splitArgs(
       throw new UsageError(`${command}: --${name} needs a value`);
     }
     flags.set(name, value);
+    repeated.set(name, [...(repeated.get(name) ?? []), value]);
   }
-  return { positionals, flags, help };
+  return { positionals, flags, help, repeated };
 }

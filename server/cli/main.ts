@@ -24,6 +24,10 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
         return await (await import('./runCheck')).runCheck(cmd, io);
       case 'render':
         return await (await import('./runRender')).runRender(cmd, io);
+      case 'serve':
+        return await (await import('./runServe')).runServe(cmd, io);
+      case 'probe':
+        return await (await import('./runProbe')).runProbe(cmd, io);
     }
   } catch (e) {
     if (e instanceof UsageError) {

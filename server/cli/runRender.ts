@@ -1,7 +1,8 @@
 import type { ProxyL7mpConfig } from '@/lib/engine/renderL7mp';
 import { diffL7mp } from '@/lib/l7mp/diffL7mp';
 import { emptyL7mpConfig } from '@/lib/model/l7mp';
-import { L7mpApiError, L7mpUnreachableError, readL7mpLive } from '../l7mpClient';
+import { L7mpApiError, L7mpUnreachableError } from '../l7mp/L7mpRestClient';
+import { readL7mpLive } from '../l7mpClient';
 import type { CliCommand } from './args';
 import { CliError, ExitCode } from './cliError';
 import type { CliIo } from './cliIo';

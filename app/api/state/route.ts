@@ -1,0 +1,15 @@
+import { getControlPlane } from '@/server/controlPlane/registry';
+
+export const dynamic = 'force-dynamic';
+export const runtime = 'nodejs';
+
+/** The live state of the mesh: proxies (process, sync, config, sessions), services, diagnostics. */
+export function GET(): Response {
+  const cp = getControlPlane();
+  if (!cp)
+    return Response.json(
+      { error: 'no control plane is running in this process (start it with meshdeck serve)' },
+      { status: 503 },
+    );
+  return Response.json(cp.live.get(), { headers: { 'Cache-Control': 'no-store' } });
+}

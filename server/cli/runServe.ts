@@ -1,0 +1,72 @@
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:http';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ControlPlane } from '../controlPlane/ControlPlane';
+import { setControlPlane } from '../controlPlane/registry';
+import type { CliCommand } from './args';
+import { CliError, ExitCode } from './cliError';
+import type { CliIo } from './cliIo';
+
+const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/**
+ * `meshdeck serve [DIR]`: the control plane on the local mesh of DIR, and the console (Next.js, in
+ * this process, so that route handlers reach the control plane through globalThis). Runs until
+ * SIGINT/SIGTERM, then stops every proxy and app it started.
+ */
+export async function runServe(cmd: Extract<CliCommand, { command: 'serve' }>, io: CliIo): Promise<number> {
+  if (!existsSync(path.join(REPO_ROOT, '.next', 'BUILD_ID'))) {
+    throw new CliError(
+      'serve: the console is not built yet; run `npm run build` first (npm run demo does both)',
+      ExitCode.usage,
+    );
+  }
+  const started = Date.now();
+  const cp = await ControlPlane.startLocal({ meshDir: cmd.dir });
+  setControlPlane(cp);
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    io.stderr(`meshdeck: ${signal}: stopping the local mesh\n`);
+    await cp.stop();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+
+  try {
+    const { default: next } = await import('next');
+    const app = next({ dev: false, dir: REPO_ROOT, hostname: cmd.host, port: cmd.port });
+    const handle = app.getRequestHandler();
+    await app.prepare();
+    const server = createServer((req, res) => void handle(req, res));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(cmd.port, cmd.host, resolve);
+    });
+  } catch (e) {
+    await cp.stop();
+    throw new CliError(
+      `serve: cannot start the console on ${cmd.host}:${cmd.port}: ${(e as Error).message}`,
+      ExitCode.usage,
+    );
+  }
+
+  await Promise.race([cp.whenIdle(), new Promise((r) => setTimeout(r, 20000))]);
+  const states = cp.syncStates();
+  const synced = states.filter((s) => s.inSync).length;
+  const errors = cp.live.get().diagnostics.filter((d) => d.severity === 'error').length;
+  io.stdout(
+    `Meshdeck console: http://${cmd.host.includes(':') ? `[${cmd.host}]` : cmd.host}:${cmd.port}\n` +
+      `local mesh ${cmd.dir}: ${synced}/${states.length} proxies in sync, ${errors} errors, ready in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+  );
+  for (const s of states) {
+    io.stdout(
+      `  ${s.id.padEnd(28)} ${s.phase.padEnd(12)} ${s.apiUrl}${s.lastPush?.failed ? `  ${s.lastPush.failed.message}` : ''}\n`,
+    );
+  }
+  await new Promise(() => {}); // serve until a signal
+  return 0;
+}

@@ -1,0 +1,345 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { MeshEngine } from '@/lib/engine/meshEngine';
+import type { ProxyL7mpConfig } from '@/lib/engine/renderL7mp';
+import { type PreparedLocalMesh, prepareLocalMesh } from '@/lib/localMesh/prepareLocalMesh';
+import { renderLocalMesh } from '@/lib/localMesh/renderLocalMesh';
+import { type Diagnostic, normalizeDiagnostics } from '@/lib/model/diagnostic';
+import type { EndpointSlice } from '@/lib/model/kube';
+import { SERVICE_NAME_LABEL } from '@/lib/model/kube';
+import { parseManifests } from '@/lib/parse/parseManifests';
+import { Reconciler } from '../l7mp/Reconciler';
+import type { ProxySyncState } from '../l7mp/Reconciler';
+import { L7mpRestClient } from '../l7mp/L7mpRestClient';
+import { startDemoApp } from '../localMesh/demoApps';
+import { L7mpSupervisor } from '../localMesh/L7mpSupervisor';
+import { readManifestDir } from '../manifestDir';
+import { localMeshPodsDir, localMeshStateDir } from './localMeshPaths';
+import { type LiveSession, LiveStateStore, type ProxyLiveState, type ServiceLiveState } from './liveState';
+import { type ProbeRequest, type ProbeResult, probeListener } from './probe';
+
+export interface ControlPlaneOptions {
+  /** A mesh directory (resources + Services + Pods), as the CLI reads it. */
+  meshDir: string;
+  stateDir?: string;
+  /** How often each proxy is re-read for drift (and live state). */
+  driftIntervalMs?: number;
+  logLevel?: 'error' | 'warn' | 'info';
+  logger?: Pick<Console, 'info' | 'warn' | 'error'>;
+}
+
+type DemoApp = Awaited<ReturnType<typeof startDemoApp>>;
+
+/**
+ * The control plane on the local mesh: reads a mesh directory, gives every pod a loopback address,
+ * runs a real l7mp process per proxy pod and a demo app per annotated pod, computes each proxy's
+ * config with the engine and keeps the proxies in sync through the reconciler. Live state (process,
+ * sync, config, sessions) is kept in a LiveStateStore that the console streams.
+ */
+export class ControlPlane {
+  readonly live: LiveStateStore;
+  private engine!: MeshEngine;
+  private prepared!: PreparedLocalMesh;
+  private desired: Record<string, ProxyL7mpConfig> = {};
+  private diagnostics: Diagnostic[] = [];
+  private readonly supervisor: L7mpSupervisor;
+  private readonly reconciler: Reconciler;
+  private readonly apps = new Map<string, DemoApp>();
+  private readonly stateDir: string;
+  private readonly podsDir: string;
+  private readonly logger: Pick<Console, 'info' | 'warn' | 'error'>;
+  private pollTimer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  private constructor(private readonly options: ControlPlaneOptions) {
+    this.stateDir = options.stateDir ?? localMeshStateDir();
+    this.podsDir = localMeshPodsDir(this.stateDir);
+    this.logger = options.logger ?? console;
+    this.live = new LiveStateStore(options.meshDir);
+    this.supervisor = new L7mpSupervisor({ stateDir: path.join(this.stateDir, 'proxies') });
+    this.reconciler = new Reconciler({
+      driftIntervalMs: options.driftIntervalMs ?? 2000,
+      logger: this.logger,
+    });
+  }
+
+  /** Loads the mesh, starts proxies and apps, and begins reconciling. Resolves once processes are up. */
+  static async startLocal(options: ControlPlaneOptions): Promise<ControlPlane> {
+    const cp = new ControlPlane(options);
+    await cp.start();
+    return cp;
+  }
+
+  private async start(): Promise<void> {
+    await mkdir(this.podsDir, { recursive: true });
+    const files = await readManifestDir(this.options.meshDir);
+    this.prepared = prepareLocalMesh(parseManifests(files));
+    this.engine = new MeshEngine(this.prepared.snapshot);
+    this.recompute();
+
+    this.reconciler.on('state', (s: ProxySyncState) => this.onSyncState(s));
+    this.supervisor.on('ready', (e: { id: string }) => {
+      this.reconciler.proxyRestarted(e.id);
+      this.refreshProcess(e.id);
+    });
+    this.supervisor.on('exit', (e: { id: string }) => this.refreshProcess(e.id));
+
+    await Promise.all(Object.values(this.desired).map((p) => this.startProxy(p)));
+    for (const app of this.prepared.apps) await this.startApp(app);
+    this.publishMesh();
+    this.reconciler.setDesired(this.desiredMap());
+    this.pollTimer = setInterval(() => void this.pollLive(), this.options.driftIntervalMs ?? 2000);
+    this.pollTimer.unref();
+  }
+
+  private async startProxy(p: ProxyL7mpConfig): Promise<void> {
+    await this.supervisor.start({
+      id: p.proxy.id,
+      apiPort: p.proxy.apiPort,
+      logLevel: this.options.logLevel ?? 'warn',
+    });
+  }
+
+  private async startApp(app: PreparedLocalMesh['apps'][number]): Promise<void> {
+    const [ns, pod] = app.pod.split('/') as [string, string];
+    const spec =
+      app.path !== undefined
+        ? { kind: app.kind, name: app.name, path: path.join(this.podsDir, ns, pod, app.path) }
+        : { kind: app.kind, name: app.name, address: app.address, port: app.port! };
+    try {
+      this.apps.set(app.pod, await startDemoApp(spec as Parameters<typeof startDemoApp>[0]));
+    } catch (e) {
+      this.logger.error(
+        `meshdeck: demo app ${app.kind} of ${app.pod} did not start: ${(e as Error).message}`,
+      );
+    }
+  }
+
+  /** Recomputes every proxy's desired config from the engine's current result. */
+  private recompute(): void {
+    const local = renderLocalMesh(this.engine.current, { podsDir: this.podsDir, apps: this.prepared.apps });
+    this.desired = local.proxies;
+    this.diagnostics = normalizeDiagnostics([...this.prepared.diagnostics, ...local.diagnostics]);
+  }
+
+  private desiredMap(): Record<string, { apiUrl: string; config: ProxyL7mpConfig['config'] }> {
+    return Object.fromEntries(
+      Object.entries(this.desired).map(([id, p]) => [id, { apiUrl: p.proxy.apiUrl, config: p.config }]),
+    );
+  }
+
+  /** The desired config of every proxy (what the local mesh pushes). */
+  desiredConfigs(): Record<string, ProxyL7mpConfig> {
+    return this.desired;
+  }
+
+  /** Sends one message through a listener and reports the echo, the path and the latency. */
+  probe(req: ProbeRequest): Promise<ProbeResult> {
+    return probeListener(this.desired, req);
+  }
+
+  /**
+   * Takes pods out of (or back into) their Services' endpoints, as a pod going unready would: the
+   * EndpointSlices change and only the proxies whose clusters follow those Services are re-pushed.
+   */
+  setPodReady(pod: string, ready: boolean): void {
+    const slices = this.engine.snapshot.endpointSlices;
+    const touched = new Map<string, EndpointSlice[]>();
+    for (const s of slices) {
+      const svc = s.metadata.labels?.[SERVICE_NAME_LABEL];
+      if (!svc || !(s.endpoints ?? []).some((e) => e.targetRef?.name === pod)) continue;
+      const next: EndpointSlice = {
+        ...s,
+        endpoints: (s.endpoints ?? []).map((e) =>
+          e.targetRef?.name === pod ? { ...e, conditions: { ...(e.conditions ?? {}), ready } } : e,
+        ),
+      };
+      const key = `${s.metadata.namespace ?? 'default'}/${svc}`;
+      touched.set(key, [...(touched.get(key) ?? []), next]);
+    }
+    for (const [key, list] of touched) {
+      const [ns, name] = key.split('/') as [string, string];
+      this.engine.setServiceEndpointSlices(ns, name, list);
+    }
+    this.afterEngineChange();
+  }
+
+  /** Re-reads the mesh directory (after an edit) and pushes what changed. */
+  async reload(): Promise<void> {
+    const files = await readManifestDir(this.options.meshDir);
+    this.prepared = prepareLocalMesh(parseManifests(files));
+    this.engine.setSnapshot(this.prepared.snapshot);
+    const before = new Set(Object.keys(this.desired));
+    this.recompute();
+    for (const p of Object.values(this.desired)) if (!before.has(p.proxy.id)) await this.startProxy(p);
+    this.afterEngineChange();
+  }
+
+  private afterEngineChange(): void {
+    this.recompute();
+    this.publishMesh();
+    this.reconciler.setDesired(this.desiredMap());
+  }
+
+  /** The supervisor, for fault injection in tests (kill a proxy). */
+  get processes(): L7mpSupervisor {
+    return this.supervisor;
+  }
+
+  /** Resolves when no reconcile is pending or running. */
+  whenIdle(): Promise<void> {
+    return this.reconciler.whenIdle();
+  }
+
+  syncStates(): ProxySyncState[] {
+    return this.reconciler.states();
+  }
+
+  /** Stops reconciling, the apps and every proxy process. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    clearInterval(this.pollTimer);
+    this.reconciler.stop();
+    await Promise.all([...this.apps.values()].map((a) => a.stop().catch(() => undefined)));
+    await this.supervisor.stopAll();
+  }
+
+  // ------------------------------------------------------------------ live state
+
+  private publishMesh(): void {
+    const proxies: Record<string, ProxyLiveState> = {};
+    const old = this.live.get().proxies;
+    for (const [id, p] of Object.entries(this.desired)) {
+      const prev = old[id];
+      proxies[id] = {
+        id,
+        pod: p.proxy.pod,
+        apiUrl: p.proxy.apiUrl,
+        role: p.proxy.role,
+        address: p.proxy.address,
+        process: prev?.process,
+        reachable: prev?.reachable ?? null,
+        inSync: prev?.inSync ?? false,
+        phase: prev?.phase ?? 'pending',
+        lastPush: prev?.lastPush,
+        attempts: prev?.attempts ?? 0,
+        listeners: p.config.listeners.map((l) => l.name),
+        routes: p.config.routes.map((r) => r.name),
+        clusters: p.config.clusters.map((c) => ({
+          name: c.name,
+          protocol: c.spec.protocol,
+          endpoints: (c.endpoints ?? []).map((e) => ({
+            name: e.name,
+            address: e.spec.address,
+            ...(e.weight !== undefined ? { weight: e.weight } : {}),
+          })),
+        })),
+        sessions: prev?.sessions ?? { available: false, reason: 'not read yet' },
+        counters: prev?.counters ?? { pushes: 0, pushFailures: 0, operations: 0, restarts: 0, sessions: 0 },
+      };
+    }
+    const services: Record<string, ServiceLiveState> = {};
+    for (const s of this.engine.snapshot.endpointSlices) {
+      const svc = s.metadata.labels?.[SERVICE_NAME_LABEL];
+      if (!svc) continue;
+      const id = `${s.metadata.namespace ?? 'default'}/${svc}`;
+      const list = (services[id] ??= { id, endpoints: [] });
+      for (const e of s.endpoints ?? []) {
+        for (const a of e.addresses)
+          list.endpoints.push({ address: a, pod: e.targetRef?.name, ready: e.conditions?.ready !== false });
+      }
+    }
+    this.live.setMesh({ proxies, services, diagnostics: this.diagnostics });
+    for (const id of Object.keys(proxies)) this.refreshProcess(id);
+  }
+
+  private onSyncState(s: ProxySyncState): void {
+    const prev = this.live.get().proxies[s.id];
+    if (!prev) return;
+    const pushed = s.lastPush && s.lastPush.at !== prev.lastPush?.at;
+    this.live.updateProxy(s.id, {
+      reachable: s.reachable,
+      inSync: s.inSync,
+      phase: s.phase,
+      lastPush: s.lastPush,
+      attempts: s.attempts,
+      nextRetryAt: s.nextRetryAt,
+      counters: pushed
+        ? {
+            ...prev.counters,
+            pushes: prev.counters.pushes + 1,
+            pushFailures: prev.counters.pushFailures + (s.lastPush!.ok ? 0 : 1),
+            operations: prev.counters.operations + s.lastPush!.operations,
+          }
+        : prev.counters,
+    });
+  }
+
+  private refreshProcess(id: string): void {
+    const st = this.supervisor.status(id);
+    const prev = this.live.get().proxies[id];
+    if (!st || !prev) return;
+    this.live.updateProxy(id, {
+      process: {
+        pid: st.pid,
+        state: st.state,
+        restarts: st.restarts,
+        startedAt: st.startedAt,
+        lastExit: st.lastExit,
+      },
+      counters: { ...prev.counters, restarts: st.restarts },
+    });
+  }
+
+  /** Reads sessions from every proxy; l7mp answers 422 while sessions with ingress/egress chains exist. */
+  private async pollLive(): Promise<void> {
+    await Promise.all(
+      Object.values(this.desired).map(async (p) => {
+        const client = new L7mpRestClient(p.proxy.apiUrl, { timeoutMs: 1000 });
+        let sessions: ProxyLiveState['sessions'];
+        try {
+          const raw = (await client.get('/api/v1/sessions')) as unknown[];
+          const items = raw.map(toLiveSession).filter((s) => !s.listener?.startsWith('controller-listener'));
+          sessions = { available: true, items };
+        } catch (e) {
+          const status = (e as { status?: number }).status;
+          sessions = {
+            available: false,
+            reason:
+              status === 422
+                ? 'l7mp 0.5.7 cannot list sessions while a session has an ingress or egress chain (422)'
+                : (e as Error).message,
+          };
+        }
+        const prev = this.live.get().proxies[p.proxy.id];
+        if (!prev) return;
+        this.live.updateProxy(p.proxy.id, {
+          sessions,
+          counters: {
+            ...prev.counters,
+            sessions: sessions.available ? sessions.items.length : prev.counters.sessions,
+          },
+        });
+      }),
+    );
+  }
+}
+
+function toLiveSession(raw: unknown): LiveSession {
+  const s = raw as {
+    name?: string;
+    status?: string;
+    metadata?: { labels?: Record<string, unknown> };
+    source?: { origin?: string };
+    destination?: { origin?: string; endpoint?: { spec?: { address?: string } } };
+  };
+  return {
+    name: String(s.name ?? ''),
+    status: String(s.status ?? ''),
+    listener: s.source?.origin,
+    destination: s.destination?.origin,
+    endpoint: s.destination?.endpoint?.spec?.address,
+    labels: s.metadata?.labels,
+  };
+}

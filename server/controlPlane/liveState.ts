@@ -1,0 +1,121 @@
+import { EventEmitter } from 'node:events';
+import type { Diagnostic } from '@/lib/model/diagnostic';
+
+/** One live session as the proxy reports it (GET /api/v1/sessions), trimmed to what the console shows. */
+export interface LiveSession {
+  name: string;
+  status: string;
+  listener?: string;
+  destination?: string;
+  endpoint?: string;
+  labels?: Record<string, unknown>;
+}
+
+/** A proxy's live state: process, sync, what it has, and its sessions. */
+export interface ProxyLiveState {
+  id: string;
+  pod: string;
+  apiUrl: string;
+  role: string;
+  address: string;
+  process?: { pid?: number; state: string; restarts: number; startedAt?: string; lastExit?: unknown };
+  reachable: boolean | null;
+  inSync: boolean;
+  phase: string;
+  lastPush?: {
+    at: string;
+    ok: boolean;
+    operations: number;
+    durationMs: number;
+    failed?: {
+      op?: { method: string; path: string; kind: string; name: string; reason?: string };
+      status?: number;
+      message: string;
+    };
+  };
+  attempts: number;
+  nextRetryAt?: string;
+  listeners: string[];
+  routes: string[];
+  clusters: {
+    name: string;
+    protocol: string;
+    endpoints: { name: string; address: string; weight?: number }[];
+  }[];
+  /** Sessions, or why they cannot be listed (l7mp 0.5.7 answers 422 while chained sessions exist). */
+  sessions: { available: true; items: LiveSession[] } | { available: false; reason: string };
+  counters: { pushes: number; pushFailures: number; operations: number; restarts: number; sessions: number };
+}
+
+export interface ServiceLiveState {
+  id: string;
+  endpoints: { address: string; pod?: string; ready: boolean }[];
+}
+
+/** Everything the console shows about the running mesh. */
+export interface MeshLiveState {
+  version: number;
+  mesh: { source: string; mode: 'local'; loadedAt: string };
+  proxies: Record<string, ProxyLiveState>;
+  services: Record<string, ServiceLiveState>;
+  diagnostics: Diagnostic[];
+}
+
+export type LiveEvent =
+  | { type: 'proxy'; version: number; proxy: ProxyLiveState }
+  | { type: 'mesh'; version: number; state: MeshLiveState };
+
+/**
+ * The live-state store: a versioned document of the mesh's state and a stream of changes. Every
+ * update bumps the version, so a client can drop stale events; 'event' carries each change.
+ */
+export class LiveStateStore extends EventEmitter {
+  private state: MeshLiveState;
+
+  constructor(source: string) {
+    super();
+    this.setMaxListeners(200);
+    this.state = {
+      version: 0,
+      mesh: { source, mode: 'local', loadedAt: new Date().toISOString() },
+      proxies: {},
+      services: {},
+      diagnostics: [],
+    };
+  }
+
+  /** The current state (a snapshot: callers must not mutate it). */
+  get(): MeshLiveState {
+    return this.state;
+  }
+
+  /** Replaces the mesh-level parts (after a load or reload): proxies not listed are dropped. */
+  setMesh(parts: Pick<MeshLiveState, 'proxies' | 'services' | 'diagnostics'> & { source?: string }): void {
+    this.state = {
+      version: this.state.version + 1,
+      mesh: {
+        ...this.state.mesh,
+        source: parts.source ?? this.state.mesh.source,
+        loadedAt: new Date().toISOString(),
+      },
+      proxies: parts.proxies,
+      services: parts.services,
+      diagnostics: parts.diagnostics,
+    };
+    this.emit('event', { type: 'mesh', version: this.state.version, state: this.state } satisfies LiveEvent);
+  }
+
+  /** Merges a change into one proxy's state; emits only when something changed. */
+  updateProxy(id: string, patch: Partial<ProxyLiveState>): void {
+    const prev = this.state.proxies[id];
+    if (!prev) return;
+    const next = { ...prev, ...patch };
+    if (JSON.stringify(next) === JSON.stringify(prev)) return;
+    this.state = {
+      ...this.state,
+      version: this.state.version + 1,
+      proxies: { ...this.state.proxies, [id]: next },
+    };
+    this.emit('event', { type: 'proxy', version: this.state.version, proxy: next } satisfies LiveEvent);
+  }
+}

@@ -28,5 +28,8 @@ npx vitest run
 step 'next build'
 npx next build
 
+step "smoke: the README's first command (npm run demo) and meshdeck probe"
+bash scripts/smoke-demo.sh
+
 step 'playwright test'
 npx playwright test

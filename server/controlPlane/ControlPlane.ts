@@ -66,7 +66,13 @@ export class ControlPlane {
   /** Loads the mesh, starts proxies and apps, and begins reconciling. Resolves once processes are up. */
   static async startLocal(options: ControlPlaneOptions): Promise<ControlPlane> {
     const cp = new ControlPlane(options);
-    await cp.start();
+    try {
+      await cp.start();
+    } catch (e) {
+      // A half-started mesh must not leave proxies or apps behind (their ports would block a retry).
+      await cp.stop().catch(() => undefined);
+      throw e;
+    }
     return cp;
   }
 
@@ -164,6 +170,22 @@ export class ControlPlane {
     this.afterEngineChange();
   }
 
+  /** Deletes a pod as Kubernetes would: its endpoints leave their Services and its demo app stops. */
+  async removePod(pod: string): Promise<void> {
+    this.setPodReady(pod, false);
+    const key = [...this.apps.keys()].find((k) => k === pod || k.endsWith(`/${pod}`));
+    if (key) {
+      await this.apps.get(key)!.stop();
+      this.apps.delete(key);
+    }
+  }
+
+  /** What a pod's demo app has received (oldest first), e.g. the JSONSocket labels that reached it. */
+  appReceived(pod: string): ReturnType<DemoApp['received']> {
+    const key = [...this.apps.keys()].find((k) => k === pod || k.endsWith(`/${pod}`));
+    return key ? this.apps.get(key)!.received() : [];
+  }
+
   /** Re-reads the mesh directory (after an edit) and pushes what changed. */
   async reload(): Promise<void> {
     const files = await readManifestDir(this.options.meshDir);
@@ -200,7 +222,7 @@ export class ControlPlane {
     if (this.stopped) return;
     this.stopped = true;
     clearInterval(this.pollTimer);
-    this.reconciler.stop();
+    await this.reconciler.stop();
     await Promise.all([...this.apps.values()].map((a) => a.stop().catch(() => undefined)));
     await this.supervisor.stopAll();
   }

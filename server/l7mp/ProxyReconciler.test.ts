@@ -247,7 +247,10 @@ class ScriptedClient extends L7mpRestClient {
     return { config: emptyL7mpConfig(), ignored: [] };
   }
 
-  override async get(): Promise<unknown> {
+  readonly gets: string[] = [];
+
+  override async get(path: string): Promise<unknown> {
+    this.gets.push(path);
     return [];
   }
 
@@ -290,6 +293,16 @@ describe('ProxyReconciler in-flight rules (scripted client)', () => {
     expect(Math.min(...[0, 1, 2].map((i) => log.indexOf(`start l${i}`)))).toBeGreaterThan(
       log.indexOf('end r'),
     );
+  });
+
+  it('reads the rule tables for leftovers unless told not to', async () => {
+    const scripted = new ScriptedClient();
+    const reconciler = new ProxyReconciler(scripted);
+    await reconciler.reconcile(emptyL7mpConfig());
+    expect(scripted.gets.sort()).toEqual(['/api/v1/listeners', '/api/v1/rulelists', '/api/v1/rules']);
+    scripted.gets.length = 0;
+    await reconciler.reconcile(emptyL7mpConfig(), { leftovers: false });
+    expect(scripted.gets).toEqual([]);
   });
 
   it('with maxInFlight 1 sends strictly one after the other', async () => {

@@ -27,6 +27,12 @@ export interface ProxyReconcileOptions {
   signal?: AbortSignal;
   /** Called once the needed operations are known, before the first one is sent; not called if none. */
   onPlan?: (operations: readonly L7mpOperation[]) => void;
+  /**
+   * Also look for leftovers of failed adds (three more GETs: plain listeners, rulelists, rules);
+   * default true. Leftovers only appear after a failed call or an outside change, so a caller that
+   * saw the previous reconcile succeed may skip them for a quicker push and catch outside ones later.
+   */
+  leftovers?: boolean;
 }
 
 /** What one reconcile found and did. */
@@ -47,10 +53,10 @@ export interface ProxyReconcileResult {
   ignored: string[];
 }
 
-/** The live configuration plus the plain dumps that leftovers are found in. */
+/** The live configuration plus, if asked for, the plain dumps that leftovers are found in. */
 interface LiveState {
   live: L7mpLive;
-  tables: L7mpRuleTables;
+  tables?: L7mpRuleTables;
 }
 
 class ReadError extends Error {
@@ -72,7 +78,7 @@ export class ProxyReconciler {
 
   /**
    * Reads the proxy (per-kind GETs, with the stale-rule fallback), removes leftovers of earlier failed
-   * adds, then applies diffL7mp(live, desired) strictly in order, overlapping only consecutive
+   * adds (unless `leftovers: false`), then applies diffL7mp(live, desired) strictly in order, overlapping only consecutive
    * operations of one group (at most maxInFlight at once), and stops at the first failure. Never
    * throws for l7mp errors: they are reported in the result.
    */
@@ -92,9 +98,10 @@ export class ProxyReconciler {
     });
 
     try {
-      let state = await this.read(signal);
+      const leftovers = options.leftovers ?? true;
+      let state = await this.read(signal, leftovers);
       ignored = state.live.ignored;
-      const cleanup = leftoverL7mpOps(state.tables);
+      const cleanup = state.tables ? leftoverL7mpOps(state.tables) : [];
       let operations = diffL7mp(state.live.config, desired);
       drift = [...cleanup, ...operations];
       if (drift.length > 0) options.onPlan?.(drift);
@@ -102,7 +109,7 @@ export class ProxyReconciler {
         const failed = await this.applyAll(cleanup, signal, applied);
         if (failed) return result(failed);
         // The cleanup removed auto-generated routes too: diff against what is really left.
-        state = await this.read(signal);
+        state = await this.read(signal, false);
         ignored = state.live.ignored;
         operations = diffL7mp(state.live.config, desired);
         drift = [...cleanup, ...operations];
@@ -114,8 +121,8 @@ export class ProxyReconciler {
     }
   }
 
-  /** The live state: the config dumps and the rule tables, all GETs in parallel. */
-  private async read(signal: AbortSignal | undefined): Promise<LiveState> {
+  /** The live state: the config dumps and (with `leftovers`) the rule tables, all GETs in parallel. */
+  private async read(signal: AbortSignal | undefined, leftovers: boolean): Promise<LiveState> {
     const failed = new AbortController();
     const combined = signal ? AbortSignal.any([signal, failed.signal]) : failed.signal;
     const guard = <T>(promise: Promise<T>): Promise<T> =>
@@ -124,13 +131,15 @@ export class ProxyReconciler {
         throw e;
       });
     try {
-      const [live, listeners, rulelists, rules] = await Promise.all([
-        guard(this.client.readLive({ signal: combined })),
+      const live = guard(this.client.readLive({ signal: combined }));
+      if (!leftovers) return { live: await live };
+      const [config, listeners, rulelists, rules] = await Promise.all([
+        live,
         guard(this.client.get(l7mpPaths.listeners(), { signal: combined })),
         guard(this.client.get(l7mpPaths.rulelists(), { signal: combined })),
         guard(this.client.get(l7mpPaths.rules(), { signal: combined })),
       ]);
-      return { live, tables: { listeners, rulelists, rules } };
+      return { live: config, tables: { listeners, rulelists, rules } };
     } catch (e) {
       throw new ReadError(e instanceof Error ? e : new Error(String(e)));
     }

@@ -395,6 +395,9 @@ export class Reconciler extends EventEmitter<ReconcilerEvents> {
     try {
       result = await entry.reconciler.reconcile(entry.config, {
         signal: controller.signal,
+        // Leftovers come from failed calls or outside changes: after a success, a desired change can
+        // skip the three extra GETs; retries, checks, restarts and resyncs look.
+        leftovers: trigger !== 'change' || entry.state.attempts > 0 || entry.lastReadAt === undefined,
         onPlan: () => this.update(entry, { phase: 'syncing', inSync: false }),
       });
     } catch (e) {

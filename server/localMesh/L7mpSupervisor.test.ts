@@ -192,65 +192,73 @@ describe('L7mpSupervisor', () => {
     expect(sup.spares()).toEqual([]);
   });
 
-  it('leaves no l7mp behind when its parent is SIGKILLed', async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'mdk-orphan-'));
-    const script = path.join(dir, 'parent.mts');
-    await writeFile(
-      script,
-      [
-        `import { L7mpSupervisor } from ${JSON.stringify(path.join(here, 'L7mpSupervisor.ts'))};`,
-        `const sup = new L7mpSupervisor({ stateDir: ${JSON.stringify(dir)} });`,
-        `const ready = await sup.start({ id: 'orphan', apiPort: Number(process.argv[2]) });`,
-        `while (sup.spares().length === 0) await new Promise((r) => setTimeout(r, 20));`,
-        `console.log(JSON.stringify({ pids: [ready.pid, ...sup.spares().map((s) => s.pid)] }));`,
-      ].join('\n'),
-    );
-    let parent: ChildProcess | undefined;
-    let children: number[] = [];
-    try {
-      // `node --import tsx` keeps it one process (the tsx CLI would put a process in between).
-      parent = spawn(process.execPath, ['--import', 'tsx', script, String(await freePort('tcp'))], {
-        cwd: repoRoot,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let out = '';
-      let err = '';
-      parent.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(
-          () => reject(new Error(`parent printed no pids in 60 s: ${out}${err}`)),
-          60_000,
-        );
-        parent!.stdout!.on('data', (d: Buffer) => {
-          out += d.toString();
-          const line = out.split('\n').find((l) => l.startsWith('{'));
-          if (line) {
-            clearTimeout(timer);
-            children = (JSON.parse(line) as { pids: number[] }).pids;
-            resolve();
-          }
+  // SIGKILL: the children notice the closed IPC channel (or, blocked, the watchdog does). SIGTERM: the
+  // supervisor's handler stops them, then re-raises the signal so that the parent still terminates.
+  it.each(['SIGKILL', 'SIGTERM'] as const)(
+    'leaves no l7mp behind when its parent gets %s',
+    async (signal) => {
+      const dir = await mkdtemp(path.join(os.tmpdir(), 'mdk-orphan-'));
+      const script = path.join(dir, 'parent.mts');
+      await writeFile(
+        script,
+        [
+          `import { L7mpSupervisor } from ${JSON.stringify(path.join(here, 'L7mpSupervisor.ts'))};`,
+          `const sup = new L7mpSupervisor({ stateDir: ${JSON.stringify(dir)} });`,
+          `const ready = await sup.start({ id: 'orphan', apiPort: Number(process.argv[2]) });`,
+          `while (sup.spares().length === 0) await new Promise((r) => setTimeout(r, 20));`,
+          `console.log(JSON.stringify({ pids: [ready.pid, ...sup.spares().map((s) => s.pid)] }));`,
+        ].join('\n'),
+      );
+      let parent: ChildProcess | undefined;
+      let children: number[] = [];
+      try {
+        // `node --import tsx` keeps it one process (the tsx CLI would put a process in between).
+        parent = spawn(process.execPath, ['--import', 'tsx', script, String(await freePort('tcp'))], {
+          cwd: repoRoot,
+          stdio: ['ignore', 'pipe', 'pipe'],
         });
-        parent!.once('exit', (code) => reject(new Error(`parent exited (${code}): ${out}${err}`)));
-      });
-      for (const pid of children) pids.add(pid);
-      expect(children).toHaveLength(2);
-      expect(children.every(alive)).toBe(true);
+        let out = '';
+        let err = '';
+        parent.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+        await new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(
+            () => reject(new Error(`parent printed no pids in 60 s: ${out}${err}`)),
+            60_000,
+          );
+          parent!.stdout!.on('data', (d: Buffer) => {
+            out += d.toString();
+            const line = out.split('\n').find((l) => l.startsWith('{'));
+            if (line) {
+              clearTimeout(timer);
+              children = (JSON.parse(line) as { pids: number[] }).pids;
+              resolve();
+            }
+          });
+          parent!.once('exit', (code) => reject(new Error(`parent exited (${code}): ${out}${err}`)));
+        });
+        for (const pid of children) pids.add(pid);
+        expect(children).toHaveLength(2);
+        expect(children.every(alive)).toBe(true);
 
-      parent.kill('SIGKILL');
-      const t0 = Date.now();
-      const goneAfter = await Promise.all(
-        children.map(async (pid) => {
-          await waitFor(`l7mp pid ${pid} to exit`, () => !alive(pid), 5000);
-          return Date.now() - t0;
-        }),
-      );
-      // The spare may still be compiling its OpenAPI schema (event loop blocked): the watchdog's case.
-      console.info(
-        `[measured] after the parent's SIGKILL: proxy gone in ${goneAfter[0]} ms, spare in ${goneAfter[1]} ms`,
-      );
-    } finally {
-      if (parent && parent.exitCode === null && parent.signalCode === null) parent.kill('SIGKILL');
-      await rm(dir, { recursive: true, force: true });
-    }
-  }, 90_000);
+        const parentExit = once(parent, 'exit');
+        parent.kill(signal);
+        const t0 = Date.now();
+        const goneAfter = await Promise.all(
+          children.map(async (pid) => {
+            // SIGTERM: a spare still compiling its OpenAPI schema ignores it until stopAll's SIGKILL (3 s).
+            await waitFor(`l7mp pid ${pid} to exit`, () => !alive(pid), signal === 'SIGKILL' ? 5000 : 8000);
+            return Date.now() - t0;
+          }),
+        );
+        console.info(
+          `[measured] after the parent's ${signal}: proxy gone in ${goneAfter[0]} ms, spare in ${goneAfter[1]} ms`,
+        );
+        expect((await parentExit)[1]).toBe(signal);
+      } finally {
+        if (parent && parent.exitCode === null && parent.signalCode === null) parent.kill('SIGKILL');
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+    90_000,
+  );
 });

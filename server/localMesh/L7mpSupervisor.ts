@@ -8,7 +8,6 @@ import { EventEmitter } from 'node:events';
 import { mkdir, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -91,7 +90,10 @@ export interface SpareStatus {
 export interface L7mpSupervisorOptions {
   /** Where the supervisor writes its files (the bootstrap config). Created if missing. */
   stateDir: string;
-  /** Bound on one start attempt (process start, OpenAPI init, API answering). Default 30 s. */
+  /**
+   * Bound on one start attempt (process start, OpenAPI init, API answering). Default 60 s: one cold
+   * start takes 2-10 s, but concurrent starts share the CPUs (5 at once took 18-27 s on 2 busy cores).
+   */
   startTimeoutMs?: number;
   /** How long stop() waits after SIGTERM before SIGKILL. Default 3 s. */
   stopTimeoutMs?: number;
@@ -102,12 +104,6 @@ export interface L7mpSupervisorOptions {
    * OpenAPI schema before the API can answer; a spare turns that into ~0.3 s for restarts.
    */
   warmSpares?: number;
-  /**
-   * How many processes may initialise at once (default: the number of CPUs). Initialisation is
-   * CPU-bound, so starting ten at once makes each take ten times as long; queued starts wait their
-   * turn, and startTimeoutMs counts from the moment a process runs.
-   */
-  maxConcurrentStarts?: number;
   /** Lines kept per proxy. Default 1000. */
   logLines?: number;
   /** The @l7mp/l7mp package directory; resolved by the child by default. */
@@ -141,8 +137,6 @@ interface Child {
   owner: Entry | undefined;
   /** Output before a proxy took this process over. */
   preLines: L7mpLogLine[];
-  /** Whether it still holds one of the maxConcurrentStarts slots (until initialised or exited). */
-  holdsSlot: boolean;
   onListen: ((error: string | undefined) => void) | undefined;
 }
 
@@ -249,16 +243,10 @@ export class L7mpSupervisor extends EventEmitter<L7mpSupervisorEvents> {
   private readonly warmSpares: number;
   private readonly logLines: number;
   private readonly childScript: string;
-  private readonly maxConcurrentStarts: number;
-  private initializing = 0;
-  /** Callers waiting for a start slot: proxies first, then spares. */
-  private readonly slotWaiters: { grant: () => void; spare: boolean }[] = [];
-  /** Aborted by stopAll(): cancels spare refills waiting for a slot. */
-  private spareAbort = new AbortController();
 
   constructor(private readonly options: L7mpSupervisorOptions) {
     super();
-    this.startTimeoutMs = options.startTimeoutMs ?? 30_000;
+    this.startTimeoutMs = options.startTimeoutMs ?? 60_000;
     this.stopTimeoutMs = options.stopTimeoutMs ?? 3000;
     this.backoff = {
       initialMs: options.backoff?.initialMs ?? 100,
@@ -267,7 +255,6 @@ export class L7mpSupervisor extends EventEmitter<L7mpSupervisorEvents> {
     };
     this.warmSpares = options.warmSpares ?? 1;
     this.logLines = options.logLines ?? 1000;
-    this.maxConcurrentStarts = Math.max(1, options.maxConcurrentStarts ?? os.availableParallelism());
     this.childScript = options.childScript ?? fileURLToPath(new URL('./l7mpChild.cjs', import.meta.url));
   }
 
@@ -353,8 +340,6 @@ export class L7mpSupervisor extends EventEmitter<L7mpSupervisorEvents> {
   async stopAll(): Promise<void> {
     this.closing++;
     this.epoch++;
-    this.spareAbort.abort();
-    this.spareAbort = new AbortController();
     try {
       clearTimeout(this.spareTimer);
       this.spareTimer = undefined;
@@ -420,7 +405,8 @@ export class L7mpSupervisor extends EventEmitter<L7mpSupervisorEvents> {
         throw new Error(`API port ${entry.apiPort} is in use by another process`);
       }
       const bootstrap = await this.writeBootstrap();
-      const child = await this.acquire(entry, bootstrap, attempt.signal);
+      if (attempt.signal.aborted) throw new Error('stopped');
+      const child = this.acquire(entry, bootstrap);
       const startedAt = Date.now();
       const deadline = startedAt + this.startTimeoutMs;
       entry.startedAt = startedAt;
@@ -515,25 +501,11 @@ export class L7mpSupervisor extends EventEmitter<L7mpSupervisorEvents> {
     });
   }
 
-  /**
-   * A process for `entry`: an initialised spare if there is one, else the oldest starting one, else a
-   * new one once a start slot is free.
-   */
-  private async acquire(entry: Entry, bootstrap: string, signal: AbortSignal): Promise<Child> {
-    const takeSpare = () => {
-      const i = this.spareList.findIndex((c) => c.initialized);
-      return this.spareList.splice(i >= 0 ? i : 0, 1)[0];
-    };
-    if (signal.aborted) throw new Error('stopped');
-    let spare = takeSpare();
-    let child = spare;
-    if (!child) {
-      await this.slot(false, signal);
-      // A spare may have come up while this start waited.
-      spare = this.spareList.some((c) => c.initialized) ? takeSpare() : undefined;
-      if (spare) this.releaseSlot(undefined);
-      child = spare ?? this.spawn(bootstrap);
-    }
+  /** A process for `entry`: an initialised spare if there is one, else the oldest starting one, else a new one. */
+  private acquire(entry: Entry, bootstrap: string): Child {
+    const i = this.spareList.findIndex((c) => c.initialized);
+    const [spare] = this.spareList.splice(i >= 0 ? i : 0, 1);
+    const child = spare ?? this.spawn(bootstrap);
     child.owner = entry;
     entry.child = child;
     for (const line of child.preLines) this.push(entry, line);
@@ -570,7 +542,6 @@ export class L7mpSupervisor extends EventEmitter<L7mpSupervisorEvents> {
       whenExited: new Promise<ProxyExit>((resolve) => (markExited = resolve)),
       owner: undefined,
       preLines: [],
-      holdsSlot: true,
       onListen: undefined,
     };
     const initTimer = setTimeout(() => {
@@ -583,7 +554,6 @@ export class L7mpSupervisor extends EventEmitter<L7mpSupervisorEvents> {
       if (m.type === 'initialized') {
         child.initialized = true;
         clearTimeout(initTimer);
-        this.releaseSlot(child);
         this.spareFailures = 0;
         markInitialized();
       } else if (m.type === 'listening') child.onListen?.(undefined);
@@ -592,7 +562,6 @@ export class L7mpSupervisor extends EventEmitter<L7mpSupervisorEvents> {
     const finish = (code: number | null, signal: NodeJS.Signals | null) => {
       if (child.exit) return;
       clearTimeout(initTimer);
-      this.releaseSlot(child);
       child.exit = { code, signal, at: iso(Date.now()) };
       this.note(child, `supervisor: pid ${child.pid} exited (code ${code}, signal ${signal})`);
       if (child.owner) this.onProxyExit(child.owner, child);
@@ -698,65 +667,19 @@ export class L7mpSupervisor extends EventEmitter<L7mpSupervisorEvents> {
         ? 0
         : Math.min(this.backoff.maxMs, this.backoff.initialMs * 2 ** (this.spareFailures - 1));
     const epoch = this.epoch;
-    const signal = this.spareAbort.signal;
     this.spareTimer = setTimeout(() => {
-      void (async () => {
-        try {
-          const bootstrap = await this.writeBootstrap();
-          while (this.spareList.length < this.warmSpares) {
-            await this.slot(true, signal);
-            if (this.closing > 0 || this.epoch !== epoch || this.spareList.length >= this.warmSpares) {
-              this.releaseSlot(undefined);
-              break;
-            }
-            this.spareList.push(this.spawn(bootstrap));
-          }
-        } catch {
-          // Stopped, or the state dir is not writable (proxies report that when they start).
-        } finally {
+      void this.writeBootstrap().then(
+        (bootstrap) => {
           this.spareTimer = undefined;
-        }
-      })();
-    }, delay);
-  }
-
-  /** Waits for one of the maxConcurrentStarts slots; the caller then spawns (or releases it). */
-  private slot(spare: boolean, signal: AbortSignal): Promise<void> {
-    if (signal.aborted) return Promise.reject(new Error('stopped'));
-    if (this.initializing < this.maxConcurrentStarts) {
-      this.initializing++;
-      return Promise.resolve();
-    }
-    return new Promise<void>((resolve, reject) => {
-      const waiter = {
-        spare,
-        grant: () => {
-          signal.removeEventListener('abort', onAbort);
-          resolve();
+          if (this.closing > 0 || this.epoch !== epoch) return;
+          while (this.spareList.length < this.warmSpares) this.spareList.push(this.spawn(bootstrap));
         },
-      };
-      const onAbort = () => {
-        const i = this.slotWaiters.indexOf(waiter);
-        if (i >= 0) this.slotWaiters.splice(i, 1);
-        reject(new Error('stopped'));
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      // Proxies go before spares: a spare only helps the next restart.
-      const firstSpare = this.slotWaiters.findIndex((w) => w.spare);
-      if (spare || firstSpare < 0) this.slotWaiters.push(waiter);
-      else this.slotWaiters.splice(firstSpare, 0, waiter);
-    });
-  }
-
-  /** Hands a slot to the next waiter, or frees it; `child` releases at most once. */
-  private releaseSlot(child: Child | undefined): void {
-    if (child) {
-      if (!child.holdsSlot) return;
-      child.holdsSlot = false;
-    }
-    const next = this.slotWaiters.shift();
-    if (next) next.grant();
-    else this.initializing--;
+        () => {
+          // The state dir is not writable: proxies report that when they start.
+          this.spareTimer = undefined;
+        },
+      );
+    }, delay);
   }
 
   private async stopEntry(entry: Entry): Promise<void> {

@@ -14,6 +14,7 @@ import { L7mpSupervisor } from './L7mpSupervisor';
 // Apps on 127.0.0.2x, test clients on 127.0.0.12x (prepareLocalMesh keeps 100-199 for clients).
 const APP = (n: number) => `127.0.0.${20 + n}`;
 const CLIENT = (n: number) => `127.0.0.${120 + n}`;
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 /** Sends `payload` from `from` to `to` every `retryMs` until the first answer; fails after `timeoutMs`. */
 async function udpAsk(
@@ -130,7 +131,7 @@ describe('demo apps', () => {
     expect(answer.text).toBe('u1(x)');
     expect(answer.from).toBe(`${APP(1)}:${port}`);
     expect(app.received()).toEqual([
-      { at: expect.any(Number), from: `${CLIENT(1)}:${answer.localPort}`, payload: 'x' },
+      { at: expect.stringMatching(ISO), from: `${CLIENT(1)}:${answer.localPort}`, payload: 'x' },
     ]);
   });
 
@@ -149,7 +150,9 @@ describe('demo apps', () => {
 
     const app = await start({ kind: 'uds-echo', name: 'd1', path: stale });
     expect(await udsAsk(stale, 'm')).toBe('d1(m)');
-    expect(app.received()).toEqual([{ at: expect.any(Number), from: `unix:${stale}#1`, payload: 'm' }]);
+    expect(app.received()).toEqual([
+      { at: expect.stringMatching(ISO), from: `unix:${stale}#1`, payload: 'm' },
+    ]);
 
     const nested = await start({ kind: 'uds-echo', name: 'd2', path: socketPath });
     expect(await udsAsk(socketPath, 'n')).toBe('d2(n)');
@@ -207,13 +210,13 @@ describe('demo apps', () => {
     }
     expect(app.received()).toEqual([
       {
-        at: expect.any(Number),
+        at: expect.stringMatching(ISO),
         from: expect.stringMatching(/^127\.0\.0\.122:\d+$/),
         payload: 'x',
         labels: { session_id: '7' },
       },
       {
-        at: expect.any(Number),
+        at: expect.stringMatching(ISO),
         from: expect.stringMatching(/^127\.0\.0\.122:\d+$/),
         payload: 'y',
         labels: { session_id: '7' },

@@ -1,0 +1,152 @@
+/**
+ * bench/l7mpFanout: a change that touches every proxy, pushed to N real l7mp processes (default 20),
+ * timed from the change until the last proxy is configured (p50/p99 over --changes rounds). Also the
+ * memory of the local mesh (RSS of every l7mp process and of this control plane). Prints one JSON
+ * object; figures, never assertions. `npm run bench:l7mp`.
+ */
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { MeshEngine } from '../lib/engine/meshEngine';
+import type { EndpointSlice } from '../lib/model/kube';
+import { emptySnapshot, type Snapshot } from '../lib/model/snapshot';
+import { Reconciler } from '../server/l7mp/Reconciler';
+import { L7mpSupervisor } from '../server/localMesh/L7mpSupervisor';
+
+function arg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+}
+const proxies = arg('proxies', 20);
+const changes = arg('changes', 50);
+const basePort = arg('base-port', 21000);
+
+/** N gateway pods, each with a UDP listener whose route goes to the shared backend Service. */
+function mesh(): Snapshot {
+  const s = emptySnapshot();
+  for (let i = 0; i < proxies; i++) {
+    s.pods.push({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: `gw-${i}`,
+        namespace: 'default',
+        labels: { app: `gw-${i}`, 'msm.l7mp.io/proxy': 'gateway' },
+        annotations: { 'msm.l7mp.io/api-port': String(basePort + i) },
+      },
+      status: { podIP: `127.0.0.${10 + i}`, phase: 'Running' },
+    });
+    s.virtualServices.push({
+      apiVersion: 'msm.l7mp.io/v1',
+      kind: 'VirtualService',
+      metadata: { name: `gw-${i}`, namespace: 'default' },
+      spec: {
+        selector: { matchLabels: { app: `gw-${i}` } },
+        udp: { port: 22000, address: `127.0.0.${10 + i}` },
+        rules: [{ action: { route: { destination: 'backend' } } }],
+      },
+    });
+  }
+  s.services.push({
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'backend', namespace: 'default' },
+    spec: { ports: [{ protocol: 'UDP', port: 23000 }] },
+  });
+  s.endpointSlices.push(slice(0));
+  return s;
+}
+
+function slice(round: number): EndpointSlice {
+  return {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: {
+      name: 'backend-1',
+      namespace: 'default',
+      labels: { 'kubernetes.io/service-name': 'backend' },
+    },
+    endpoints: [0, 1, 2].map((e) => ({
+      addresses: [`127.0.1.${((round + e) % 200) + 1}`],
+      conditions: { ready: true },
+    })),
+  };
+}
+
+function rssMb(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+const stateDir = await mkdtemp(path.join(os.tmpdir(), 'md-bench-'));
+const supervisor = new L7mpSupervisor({ stateDir, warmSpares: 0 });
+const reconciler = new Reconciler({
+  driftIntervalMs: 0,
+  logger: { info() {}, warn() {}, error: console.error } as never,
+});
+try {
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: proxies }, (_, i) =>
+      supervisor.start({ id: `default/gw-${i}`, apiPort: basePort + i }),
+    ),
+  );
+  const startupMs = performance.now() - t0;
+  const engine = new MeshEngine(mesh());
+  const desired = () =>
+    Object.fromEntries(
+      Object.entries(engine.current.l7mp.proxies).map(([id, p]) => [
+        id,
+        { apiUrl: p.proxy.apiUrl, config: p.config },
+      ]),
+    );
+  reconciler.setDesired(desired());
+  await reconciler.whenIdle();
+  const initialPushMs = performance.now() - t0 - startupMs;
+
+  const times: number[] = [];
+  for (let round = 1; round <= changes; round++) {
+    const s = performance.now();
+    const u = engine.setServiceEndpointSlices('default', 'backend', [slice(round)]);
+    reconciler.setDesired(desired());
+    await reconciler.whenIdle();
+    const t = performance.now() - s;
+    if (!reconciler.states().every((x) => x.inSync))
+      throw new Error(`round ${round}: not every proxy in sync`);
+    if (u.changedProxies.length !== proxies)
+      throw new Error(`round ${round}: ${u.changedProxies.length} proxies changed`);
+    times.push(t);
+  }
+  times.sort((a, b) => a - b);
+  const pct = (p: number) => times[Math.min(times.length - 1, Math.floor((p / 100) * times.length))] ?? NaN;
+  const l7mpRss = supervisor.statuses().reduce((sum, st) => sum + (st.pid ? rssMb(st.pid) : 0), 0);
+  const r = (x: number) => Math.round(x * 10) / 10;
+  console.log(
+    JSON.stringify({
+      proxies,
+      changes,
+      startupMs: r(startupMs),
+      initialPushMs: r(initialPushMs),
+      changeToLastProxyConfiguredMs: {
+        p50: r(pct(50)),
+        p99: r(pct(99)),
+        max: r(times[times.length - 1] ?? NaN),
+      },
+      memoryMb: {
+        l7mpTotal: r(l7mpRss),
+        l7mpPerProxy: r(l7mpRss / proxies),
+        controlPlane: r(process.memoryUsage().rss / 1048576),
+      },
+    }),
+  );
+} finally {
+  await reconciler.stop();
+  await supervisor.stopAll();
+  await rm(stateDir, { recursive: true, force: true });
+}

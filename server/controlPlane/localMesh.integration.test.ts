@@ -204,6 +204,7 @@ describe('canary on the local mesh', () => {
     const v1 = (first['echo-v1-a'] ?? 0) + (first['echo-v1-b'] ?? 0);
     const v2 = first['echo-v2-a'] ?? 0;
     expect(first['none'] ?? 0).toBe(0);
+    console.log(`canary 80/20 over 1000 flows: v1 ${v1}, v2 ${v2}`);
     expect(Math.abs((100 * v1) / (v1 + v2) - 80)).toBeLessThanOrEqual(5);
 
     // Established flows, each pinned to an endpoint by its session.
@@ -233,6 +234,7 @@ describe('canary on the local mesh', () => {
     const second = await flows(1000);
     const w1 = (second['echo-v1-a'] ?? 0) + (second['echo-v1-b'] ?? 0);
     const w2 = second['echo-v2-a'] ?? 0;
+    console.log(`canary 50/50 over 1000 new flows: v1 ${w1}, v2 ${w2}`);
     expect(Math.abs((100 * w1) / (w1 + w2) - 50)).toBeLessThanOrEqual(5);
   }, 120000);
 });

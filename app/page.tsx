@@ -19,14 +19,15 @@ const worksNow: readonly Feature[] = [
     description:
       'A command-line interface that validates a directory of manifests and prints the configuration each proxy would receive.',
   },
-];
-
-const comingNext: readonly Feature[] = [
   {
     id: 'local-mesh',
     title: 'Local mesh',
-    description: 'A mesh of real l7mp proxies on loopback, configured through their REST API.',
+    description:
+      'Real l7mp proxies on loopback, configured over their REST API and kept in sync through restarts and drift; live state at /api/state and /api/events.',
   },
+];
+
+const comingNext: readonly Feature[] = [
   {
     id: 'xds',
     title: 'xDS',

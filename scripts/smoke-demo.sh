@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 port="${SMOKE_PORT:-3999}"
 log="$(mktemp)"
-npm run -s demo -- examples/seed-example-1 --port "$port" >"$log" 2>&1 &
+# scripts/demo.sh is what `npm run demo` runs; called directly, $! is the server itself (it execs node).
+bash scripts/demo.sh examples/seed-example-1 --port "$port" >"$log" 2>&1 &
 pid=$!
 cleanup() {
   kill -TERM "$pid" 2>/dev/null || true
@@ -33,11 +34,15 @@ SMOKE_URL="http://127.0.0.1:$port/api/state" node -e '
   if (ps.length !== 2 || !ps.every((p) => p.inSync)) { console.error("smoke: proxies not in sync", ps.map((p) => [p.id, p.phase])); process.exit(1); }
   console.log(`smoke: /api/state version ${s.version}, ${ps.length} proxies in sync`);
   })();'
+proxies="$(pgrep -P "$pid" -x l7mp || true)"
+[ -n "$proxies" ] || { echo "smoke: no l7mp processes under the server" >&2; exit 1; }
 cleanup
 trap - EXIT
 sleep 1
-if pgrep -f l7mpChild.cjs >/dev/null; then
-  echo "smoke: l7mp processes left behind after the console stopped" >&2
-  exit 1
-fi
+for p in $proxies; do
+  if kill -0 "$p" 2>/dev/null; then
+    echo "smoke: l7mp process $p left behind after the console stopped" >&2
+    exit 1
+  fi
+done
 echo "smoke: README first command OK"

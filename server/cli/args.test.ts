@@ -11,10 +11,31 @@ describe('parseArgs', () => {
     [['check', 'd'], { command: 'check', dir: 'd', json: false }],
     [['check', '--json', 'd'], { command: 'check', dir: 'd', json: true }],
     [['check', '--', '--odd-dir'], { command: 'check', dir: '--odd-dir', json: false }],
-    [['render', 'd', '--format', 'ops'], { command: 'render', dir: 'd', format: 'ops', live: false }],
+    [
+      ['render', 'd', '--format', 'ops'],
+      { command: 'render', dir: 'd', format: 'ops', live: false, localMesh: false },
+    ],
     [
       ['render', '--format=ops', '--live', '--proxy', 'ns/p', 'd'],
-      { command: 'render', dir: 'd', format: 'ops', proxy: 'ns/p', live: true },
+      { command: 'render', dir: 'd', format: 'ops', proxy: 'ns/p', live: true, localMesh: false },
+    ],
+    [
+      ['render', 'd', '--format', 'ops', '--local-mesh'],
+      { command: 'render', dir: 'd', format: 'ops', live: false, localMesh: true },
+    ],
+    [['serve'], { command: 'serve', dir: 'examples/seed-example-1', host: '127.0.0.1', port: 3000 }],
+    [['serve', 'm', '--port', '4000'], { command: 'serve', dir: 'm', host: '127.0.0.1', port: 4000 }],
+    [
+      ['probe', 'gw', '--from', '127.0.0.100:9050', '--label', 'a=1', '--label', 'b=2', '--count', '3'],
+      {
+        command: 'probe',
+        listener: 'gw',
+        url: 'http://127.0.0.1:3000',
+        payload: 'ping',
+        from: { address: '127.0.0.100', port: 9050 },
+        labels: { a: '1', b: '2' },
+        count: 3,
+      },
     ],
   ])('%j', (argv, expected) => {
     expect(parseArgs(argv)).toEqual(expected);
@@ -28,8 +49,11 @@ describe('parseArgs', () => {
     [['render', 'd', '--format', 'ops', '--proxy='], 'render: --proxy needs a pod name or namespace/pod'],
     [
       ['render', 'd', '--format', 'ops', '--toString'],
-      'render: unknown option --toString (options: --format, --proxy, --live)',
+      'render: unknown option --toString (options: --format, --proxy, --live, --local-mesh)',
     ],
+    [['serve', '--port', 'x'], 'serve: --port must be a port, not "x"'],
+    [['probe'], 'probe: missing LISTENER (a VirtualService name)'],
+    [['probe', 'gw', '--label', 'nokey'], 'probe: --label must be key=value, not "nokey"'],
   ])('%j is a usage error', (argv, message) => {
     expect(() => parseArgs(argv)).toThrow(new UsageError(message));
   });

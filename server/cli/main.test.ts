@@ -53,7 +53,7 @@ describe.concurrent('meshdeck check', { timeout: SLOW }, () => {
     expect(r.stderr).toBe('');
     const lines = r.stdout.trimEnd().split('\n');
     expect(lines).toContain(
-      'warning  VirtualService default/gateway-vsvc  apiVersion  examples/seed-example-1/mesh.yaml:22  ' +
+      'warning  VirtualService default/gateway-vsvc  apiVersion  examples/seed-example-1/mesh.yaml:24  ' +
         'apiVersion "l7mp.io/MSM/v1" is not a valid Kubernetes group/version; read as "msm.l7mp.io/v1"',
     );
     expect(lines[1]).toBe('         rule: seeds/INDEX.md: Known looseness in the MSM API document');
@@ -74,7 +74,7 @@ describe.concurrent('meshdeck check', { timeout: SLOW }, () => {
   it('works from another cwd, naming files by the path given', async () => {
     const r = await runMeshdeck(['check', path.join(REPO_ROOT, SEED1)], { cwd: os.tmpdir() });
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain(`${path.join(REPO_ROOT, SEED1, 'mesh.yaml')}:22`);
+    expect(r.stdout).toContain(`${path.join(REPO_ROOT, SEED1, 'mesh.yaml')}:24`);
   });
 
   it('reports malformed YAML with file:line and exits 1', async () => {
@@ -137,9 +137,9 @@ describe.concurrent('meshdeck render', { timeout: SLOW }, () => {
       'transcoder-vsvc.default.target.cluster.local',
       'worker-svc.default.target.cluster.local',
     ]);
-    expect(out.proxies['default/transcoder-0']!.apiUrl).toBe('http://127.0.0.20:1234');
+    expect(out.proxies['default/transcoder-0']!.apiUrl).toBe('http://127.0.0.20:1235');
     expect(r.stderr).toContain(
-      'warning  VirtualService default/transcoder-vsvc  spec.rules  examples/seed-example-1/mesh.yaml:15',
+      'warning  VirtualService default/transcoder-vsvc  spec.rules  examples/seed-example-1/mesh.yaml:17',
     );
     expect(r.stderr.trimEnd().split('\n').at(-1)).toBe('0 errors, 5 warnings, 0 notes');
   });

@@ -9,7 +9,13 @@ const monacoWorkerAlias = {
 const nextConfig: NextConfig = {
   output: process.env.NEXT_STANDALONE ? 'standalone' : undefined,
   // Node-only packages with native/dynamic requires: load them at runtime instead of bundling them.
-  serverExternalPackages: ['ws', '@l7mp/l7mp', '@kubernetes/client-node', '@grpc/grpc-js', '@grpc/grpc-js-xds'],
+  serverExternalPackages: [
+    'ws',
+    '@l7mp/l7mp',
+    '@kubernetes/client-node',
+    '@grpc/grpc-js',
+    '@grpc/grpc-js-xds',
+  ],
   turbopack: { resolveAlias: monacoWorkerAlias },
   webpack: (config: { resolve: { alias?: Record<string, unknown> } }) => {
     config.resolve.alias = { ...config.resolve.alias, ...monacoWorkerAlias };

@@ -173,7 +173,9 @@ metadata: {name: ws-1, labels: {app: ws, msm.l7mp.io/proxy: sidecar}, annotation
     const clashes = r.diagnostics.filter((d) => d.code === 'local-port-clash').map((d) => d.message);
     // On ws-0 the engine already withheld on-api-port (a clash with its own API port); on ws-1 both
     // listeners clash with what ws-0 binds on every interface.
-    expect(r.diagnostics.filter((d) => d.code === 'port-clash').map((d) => d.object.name)).toEqual(['on-api-port']);
+    expect(r.diagnostics.filter((d) => d.code === 'port-clash').map((d) => d.object.name)).toEqual([
+      'on-api-port',
+    ]);
     expect(clashes).toHaveLength(2);
     expect(clashes.join('\n')).toContain(
       'TCP port 1300 is already taken by the l7mp REST API of default/ws-0',

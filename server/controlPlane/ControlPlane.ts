@@ -1,3 +1,4 @@
+import { type FSWatcher, watch } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { MeshEngine } from '@/lib/engine/meshEngine';
@@ -26,6 +27,8 @@ export interface ControlPlaneOptions {
   driftIntervalMs?: number;
   logLevel?: 'error' | 'warn' | 'info';
   logger?: Pick<Console, 'info' | 'warn' | 'error'>;
+  /** Reload when the mesh directory changes (default true). */
+  watch?: boolean;
 }
 
 type DemoApp = Awaited<ReturnType<typeof startDemoApp>>;
@@ -49,6 +52,7 @@ export class ControlPlane {
   private readonly podsDir: string;
   private readonly logger: Pick<Console, 'info' | 'warn' | 'error'>;
   private pollTimer: NodeJS.Timeout | undefined;
+  private watcher: FSWatcher | undefined;
   private stopped = false;
 
   private constructor(private readonly options: ControlPlaneOptions) {
@@ -96,6 +100,38 @@ export class ControlPlane {
     this.reconciler.setDesired(this.desiredMap());
     this.pollTimer = setInterval(() => void this.pollLive(), this.options.driftIntervalMs ?? 2000);
     this.pollTimer.unref();
+    if (this.options.watch !== false) this.watchMeshDir();
+  }
+
+  /** Reloads when a file of the mesh directory changes (debounced): an edit is a model change. */
+  private watchMeshDir(): void {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      this.watcher = watch(this.options.meshDir, { recursive: true }, (_event, file) => {
+        if (file && !/\.(ya?ml|json)$/.test(String(file))) return;
+        clearTimeout(timer);
+        timer = setTimeout(() => {
+          this.reload().catch((e: Error) =>
+            this.logger.error(`meshdeck: reloading ${this.options.meshDir} failed: ${e.message}`),
+          );
+        }, 150);
+      });
+      this.watcher.on('error', (e) =>
+        this.logger.warn(`meshdeck: watching ${this.options.meshDir} stopped: ${e.message}`),
+      );
+    } catch (e) {
+      this.logger.warn(
+        `meshdeck: cannot watch ${this.options.meshDir} (${(e as Error).message}); edits need a restart`,
+      );
+    }
+  }
+
+  /** The last lines an l7mp process printed (stdout, stderr and the supervisor's own notes). */
+  logs(proxy: string, tail = 200): { at: string; stream: string; line: string }[] {
+    const id = Object.keys(this.desired).find((k) => k === proxy || k.endsWith(`/${proxy}`));
+    return id
+      ? this.supervisor.logs(id, { tail }).map((l) => ({ at: l.at, stream: l.stream, line: l.line }))
+      : [];
   }
 
   private async startProxy(p: ProxyL7mpConfig): Promise<void> {
@@ -222,6 +258,7 @@ export class ControlPlane {
     if (this.stopped) return;
     this.stopped = true;
     clearInterval(this.pollTimer);
+    this.watcher?.close();
     await this.reconciler.stop();
     await Promise.all([...this.apps.values()].map((a) => a.stop().catch(() => undefined)));
     await this.supervisor.stopAll();

@@ -348,3 +348,47 @@ spec:
     ]);
   }, 30000);
 });
+
+describe('model changes are picked up without being asked (Example 1)', () => {
+  let cp: ControlPlane;
+  let dir: string;
+  beforeAll(async () => {
+    ({ cp, dir } = await startExample('seed-example-1'));
+  }, 60000);
+  afterAll(async () => {
+    await cp?.stop();
+    if (dir) await rm(path.dirname(dir), { recursive: true, force: true });
+  });
+
+  it('an edit of the mesh directory is reconciled onto the proxies', async () => {
+    await writeFile(
+      path.join(dir, 'extra.yaml'),
+      `apiVersion: msm.l7mp.io/v1
+kind: VirtualService
+metadata: { name: extra, namespace: default }
+spec:
+  selector: { serviceName: gateway-svc }
+  udp: { port: 9002 }
+  rules: [{ action: { route: { destination: worker-svc } } }]
+`,
+    );
+    await until('the new listener on the gateway', () =>
+      cp
+        .desiredConfigs()
+        ['default/gateway-0']!.config.listeners.some(
+          (l) => l.name === 'extra.default.virtualservice.cluster.local',
+        ),
+    );
+    await until(
+      'the gateway in sync',
+      () => cp.syncStates().find((s) => s.id === 'default/gateway-0')?.inSync,
+    );
+    const c = await UdpClient.bind('127.0.0.100');
+    try {
+      expect(await c.request('via-extra', 9002, '127.0.0.10')).toMatch(/^worker-[01]\(via-extra\)$/);
+    } finally {
+      c.close();
+    }
+    expect(cp.logs('gateway-0').length).toBeGreaterThan(0);
+  }, 30000);
+});

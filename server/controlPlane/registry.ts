@@ -5,6 +5,7 @@ import type { ProbeRequest, ProbeResult } from './probe';
 export interface ControlPlaneApi {
   live: LiveStateStore;
   probe(req: ProbeRequest): Promise<ProbeResult>;
+  logs(proxy: string, tail?: number): { at: string; stream: string; line: string }[];
 }
 
 const KEY = Symbol.for('meshdeck.controlPlane');

@@ -37,7 +37,7 @@ async function startExample(name: string): Promise<{ cp: ControlPlane; dir: stri
   await until(
     'every proxy in sync',
     () => cp.syncStates().length > 0 && cp.syncStates().every((s) => s.inSync),
-    30000,
+    120000,
   );
   return { cp, dir, stateDir };
 }
@@ -46,7 +46,7 @@ describe('seed Example 1 on the local mesh', () => {
   let cp: ControlPlane;
   beforeAll(async () => {
     ({ cp } = await startExample('seed-example-1'));
-  }, 60000);
+  }, 180000);
   afterAll(async () => {
     await cp?.stop();
   });
@@ -121,7 +121,7 @@ describe('seed Example 2 on the local mesh', () => {
     userA = await UdpClient.bind('127.0.0.101', 8001);
     userB = await UdpClient.bind('127.0.0.102', 8002);
     ({ cp } = await startExample('seed-example-2'));
-  }, 60000);
+  }, 180000);
   afterAll(async () => {
     await cp?.stop();
     userA?.close();
@@ -194,7 +194,7 @@ describe('canary on the local mesh', () => {
   let dir: string;
   beforeAll(async () => {
     ({ cp, dir } = await startExample('canary'));
-  }, 60000);
+  }, 180000);
   afterAll(async () => {
     await cp?.stop();
   });
@@ -244,7 +244,7 @@ describe('faults on the local mesh (Example 1)', () => {
   let dir: string;
   beforeAll(async () => {
     ({ cp, dir } = await startExample('seed-example-1'));
-  }, 60000);
+  }, 180000);
   afterAll(async () => {
     await cp?.stop();
     if (dir) await rm(path.dirname(dir), { recursive: true, force: true });
@@ -354,7 +354,7 @@ describe('model changes are picked up without being asked (Example 1)', () => {
   let dir: string;
   beforeAll(async () => {
     ({ cp, dir } = await startExample('seed-example-1'));
-  }, 60000);
+  }, 180000);
   afterAll(async () => {
     await cp?.stop();
     if (dir) await rm(path.dirname(dir), { recursive: true, force: true });

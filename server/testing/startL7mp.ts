@@ -107,7 +107,7 @@ export async function startL7mp(options: StartL7mpOptions = {}): Promise<L7mpPro
 
   const apiUrl = `http://127.0.0.1:${apiPort}`;
   try {
-    await waitForApi(apiUrl, apiPort, child, exited, options.startTimeoutMs ?? 15_000);
+    await waitForApi(apiUrl, apiPort, child, exited, options.startTimeoutMs ?? 60_000);
   } catch (e) {
     await stop();
     throw new Error(`${(e as Error).message}\n--- l7mp output ---\n${log}`);

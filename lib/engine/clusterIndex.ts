@@ -9,13 +9,16 @@ import {
 } from '../model/kube';
 import type { ResolvedEndpoint } from './resolvedMesh';
 
-/** A pod that runs l7mp ("a Pod labelled msm.l7mp.io/proxy: sidecar or gateway"). */
+/**
+ * A pod that runs l7mp ("a Pod labelled msm.l7mp.io/proxy: sidecar or gateway"), or a proxyless gRPC
+ * client (`msm.l7mp.io/proxy: grpc`): configured over xDS only, never given an l7mp config.
+ */
 export interface Proxy {
   /** `namespace/pod`. */
   id: string;
   namespace: string;
   pod: string;
-  role: 'sidecar' | 'gateway';
+  role: 'sidecar' | 'gateway' | 'grpc';
   address: string;
   apiPort: number;
   apiUrl: string;
@@ -38,6 +41,11 @@ export interface IndexProblem {
   code: string;
   message: string;
   path: string;
+}
+
+/** True for pods that run l7mp (sidecar, gateway); false for proxyless gRPC clients. */
+export function isL7mpProxy(p: Proxy): boolean {
+  return p.role !== 'grpc';
 }
 
 /** Indexes the Kubernetes objects of a snapshot for selector lookups. */
@@ -77,14 +85,14 @@ export class ClusterIndex {
     const info: PodInfo = { key, namespace, name: p.metadata.name, labels, ip };
     const role = labels[PROXY_LABEL];
     if (role !== undefined) {
-      if (role !== 'sidecar' && role !== 'gateway') {
+      if (role !== 'sidecar' && role !== 'gateway' && role !== 'grpc') {
         this.problems.push({
           podKey: key,
           namespace,
           name: p.metadata.name,
           code: 'bad-proxy-label',
           path: `metadata.labels["${PROXY_LABEL}"]`,
-          message: `${PROXY_LABEL} must be "sidecar" or "gateway", not "${role}"; the pod is not treated as a proxy`,
+          message: `${PROXY_LABEL} must be "sidecar", "gateway" or "grpc", not "${role}"; the pod is not treated as a proxy`,
         });
       } else {
         const annotated = p.metadata.annotations?.[API_PORT_ANNOTATION];

@@ -95,7 +95,8 @@ export class MeshEngine {
     const changed: string[] = [];
     for (const p of [...proxies].sort()) {
       const config = renderL7mpProxy(mesh, p).config;
-      const prev = l7mp.proxies[p]!;
+      const prev = l7mp.proxies[p];
+      if (!prev) continue; // a proxyless gRPC client: no l7mp config
       if (JSON.stringify(prev.config) === JSON.stringify(config)) continue;
       l7mp.proxies[p] = { proxy: prev.proxy, config };
       changed.push(p);

@@ -10,8 +10,13 @@ import type {
   L7mpSpec,
 } from '../model/l7mp';
 import { L7MP_DEFAULT_RETRY as DEFAULT_RETRY } from '../l7mp/canonicalL7mp';
-import { L7MP_PROTOCOL_BY_KEY, type ProtocolKey, isVirtualClusterKey } from '../model/protocols';
-import type { Proxy } from './clusterIndex';
+import {
+  L7MP_PROTOCOL_BY_KEY,
+  type ProtocolKey,
+  isVirtualClusterKey,
+  isXdsOnlyProtocolKey,
+} from '../model/protocols';
+import { type Proxy, isL7mpProxy } from './clusterIndex';
 import type {
   ProtocolOf,
   ResolvedMesh,
@@ -42,6 +47,8 @@ export function renderL7mp(mesh: ResolvedMesh): L7mpRender {
   const proxies: Record<string, ProxyL7mpConfig> = {};
   const diagnostics: Diagnostic[] = [];
   for (const id of Object.keys(mesh.proxies)) {
+    // A proxyless gRPC client (msm.l7mp.io/proxy: grpc) runs no l7mp: it is configured over xDS only.
+    if (!isL7mpProxy(mesh.proxies[id]!)) continue;
     const r = renderL7mpProxy(mesh, id);
     proxies[id] = { proxy: mesh.proxies[id]!, config: r.config };
     diagnostics.push(...r.diagnostics);
@@ -56,7 +63,9 @@ export function renderL7mpProxy(
 ): { config: L7mpConfig; diagnostics: Diagnostic[] } {
   const diagnostics: Diagnostic[] = [];
   const placement = mesh.placement[proxyId];
-  if (!placement) return { config: { listeners: [], routes: [], clusters: [] }, diagnostics };
+  const proxy = mesh.proxies[proxyId];
+  if (!placement || (proxy && !isL7mpProxy(proxy)))
+    return { config: { listeners: [], routes: [], clusters: [] }, diagnostics };
 
   // Which listener protocols each cluster sits behind on this proxy (JSONSocket needs adaptations).
   const behind = new Map<string, Set<string>>();
@@ -74,7 +83,21 @@ export function renderL7mpProxy(
     }
   }
 
-  const listeners = placement.listeners.map((l) => renderListener(mesh.virtualServices[l]!, diagnostics));
+  const listeners: L7mpListener[] = [];
+  for (const l of placement.listeners) {
+    const vs = mesh.virtualServices[l]!;
+    if (isXdsOnlyProtocolKey(vs.protocol.key)) {
+      diagnostics.push({
+        severity: 'warning',
+        code: 'l7mp-unsupported',
+        message: `l7mp has no ${vs.protocol.key} listener (it is served over xDS only); no listener is rendered on proxy ${proxyId}`,
+        object: vs.ref,
+        path: `spec.${vs.protocol.key}`,
+      });
+      continue;
+    }
+    listeners.push(renderListener(vs, diagnostics));
+  }
   const routes = placement.routes.map((r): L7mpRoute => ({
     name: r,
     ...renderRouteBody(mesh.routes[r]!.body),

@@ -41,6 +41,7 @@ import type {
   ResolvedVirtualService,
   SplitShare,
 } from './resolvedMesh';
+import { calibrateL7mpWeights } from './l7mpHashRing';
 import { listenerToTargetProtocol } from './targetProtocol';
 
 /** The seed's words each rule implements, quoted in diagnostics so a reader can find the rule. */
@@ -758,6 +759,7 @@ class MeshResolver {
     const endpoints: ResolvedEndpoint[] = [];
     const shares: SplitShare[] = [];
     const seen = new Set<string>();
+    const groups: { index: number; share: number; endpoints: ResolvedEndpoint[] }[] = [];
     for (const r of resolved) {
       const n = r.vs.endpoints.length;
       const percent = n > 0 ? (100 * r.weight) / total : 0;
@@ -766,6 +768,7 @@ class MeshResolver {
         weight: r.weight,
         endpoints: n,
         percent: Math.round(percent * 10) / 10,
+        members: r.vs.endpoints,
       });
       if (n === 0 && r.weight > 0) {
         this.report(
@@ -777,8 +780,7 @@ class MeshResolver {
         );
       }
       if (r.weight === 0) continue; // l7mp reads weight 0 as 1 (`e.weight || 1`): leave such endpoints out.
-      // Per-endpoint weight in thousandths of the traffic, so each entry's share is kept whatever its pod count.
-      const w = Math.max(1, Math.round((1000 * r.weight) / (total * Math.max(n, 1))));
+      const own: ResolvedEndpoint[] = [];
       for (const e of r.vs.endpoints) {
         if (seen.has(e.address)) {
           this.report(
@@ -791,8 +793,32 @@ class MeshResolver {
           continue;
         }
         seen.add(e.address);
-        endpoints.push({ ...e, weight: w });
+        own.push(e);
       }
+      groups.push({ index: shares.length - 1, share: r.weight, endpoints: own });
+    }
+    // Without a hash key l7mp hashes one of only 1,000 random keys per flow, so the ring's geometry decides
+    // the split: choose the weights for which that ring gives the asked shares (l7mpHashRing.ts).
+    const calibrate = !lb.loadbalancer?.key && lb.loadbalancer?.policy !== 'Trivial';
+    let how: string;
+    if (calibrate) {
+      const { weights, shares: predicted } = calibrateL7mpWeights(
+        groups.map((g) => ({ share: g.share, addresses: g.endpoints.map((e) => e.address) })),
+      );
+      groups.forEach((g, i) => {
+        shares[g.index]!.predictedPercent = Math.round(predicted[i]! * 1000) / 10;
+        for (const e of g.endpoints) endpoints.push({ ...e, weight: weights.get(e.address)! });
+      });
+      how = `per-endpoint weights are chosen so that l7mp 0.5.7's hash ring gives ${groups
+        .map((g) => `${shares[g.index]!.predictedPercent}%`)
+        .join(' / ')} of new flows`;
+    } else {
+      for (const g of groups) {
+        // Per-endpoint weight in thousandths of the traffic, so each entry's share is kept whatever its pod count.
+        const w = Math.max(1, Math.round((1000 * g.share) / (total * Math.max(g.endpoints.length, 1))));
+        for (const e of g.endpoints) endpoints.push({ ...e, weight: w });
+      }
+      how = 'per-endpoint weights are the share of each entry divided by its endpoints, in thousandths';
     }
     const explanation = shares
       .map(
@@ -800,13 +826,7 @@ class MeshResolver {
           `${s.virtualService.split('.')[0]} ${s.percent}% (weight ${s.weight}, ${s.endpoints} endpoint${s.endpoints === 1 ? '' : 's'})`,
       )
       .join(', ');
-    this.report(
-      'info',
-      'canary-split',
-      `split ${explanation}: per-endpoint weights are the share of each entry divided by its endpoints, in thousandths`,
-      base.ref,
-      at('split'),
-    );
+    this.report('info', 'canary-split', `split ${explanation}: ${how}`, base.ref, at('split'));
     if (lb.loadbalancer?.policy === 'Trivial') {
       this.report(
         'warning',
@@ -1047,7 +1067,8 @@ class MeshResolver {
     for (const [proxyId, p] of [...placement].sort(([a], [b]) => cmp(a, b))) {
       const proxy = this.index.proxies.get(proxyId)!;
       const groups = new Map<string, string[]>();
-      groups.set(`tcp:${proxy.apiPort}`, ['(l7mp REST API)']);
+      // A proxyless gRPC client runs no l7mp, so no REST API port to clash with.
+      if (proxy.role !== 'grpc') groups.set(`tcp:${proxy.apiPort}`, ['(l7mp REST API)']);
       for (const l of [...p.listeners].sort()) {
         const key = bindKey(vsByLong.get(l)!.protocol);
         if (!key) continue;
@@ -1082,7 +1103,9 @@ class MeshResolver {
 }
 
 function bindKey(protocol: ProtocolOf<ListenerProtocolKey>): string | undefined {
-  let key: ListenerProtocolKey | TransportProtocolKey = protocol.key;
+  // A grpc api_listener binds no socket.
+  if (protocol.key === 'grpc') return undefined;
+  let key: Exclude<ListenerProtocolKey, 'grpc'> | TransportProtocolKey = protocol.key;
   let spec = protocol.spec;
   if (key === 'jsonsocket') {
     const [tkey, tspec] =

@@ -72,6 +72,13 @@ export interface SplitShare {
   weight: number;
   endpoints: number;
   percent: number;
+  /** The share of new flows l7mp's hash ring gives this entry with the chosen weights (random keys). */
+  predictedPercent?: number;
+  /**
+   * The entry's own endpoints (its VirtualService's, unweighted), for renderers that split by cluster
+   * (xDS weighted_clusters) rather than by endpoint weight (l7mp).
+   */
+  members: ResolvedEndpoint[];
 }
 
 export interface ResolvedTarget {

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseManifests } from '../parse/parseManifests';
 import { compileMesh } from './compileMesh';
+import { l7mpRingCounts } from './l7mpHashRing';
 import { longName, parseRef } from './names';
 import { SEED } from './resolveMesh';
 
@@ -123,19 +124,19 @@ describe('endpoints', () => {
 
 describe('canary split', () => {
   const c = compileCase('canary-split');
-  it('80/20 over 2 and 1 endpoints becomes per-endpoint weights 400, 400, 200 with ConsistentHash', () => {
+  it("80/20 over 2 and 1 endpoints becomes per-endpoint weights that give 80/20 on l7mp's hash ring", () => {
     const cl = c.l7mp.proxies['default/gateway-0']!.config.clusters.find(
       (x) => x.name === 'echo-canary.default.target.cluster.local',
     )!;
-    expect(cl.endpoints!.map((e) => [e.spec.address, e.weight])).toEqual([
-      ['10.6.1.1', 400],
-      ['10.6.1.2', 400],
-      ['10.6.2.1', 200],
-    ]);
+    expect(cl.endpoints!.map((e) => e.spec.address)).toEqual(['10.6.1.1', '10.6.1.2', '10.6.2.1']);
     expect(cl.loadbalancer).toEqual({ policy: 'ConsistentHash' });
-    expect(c.mesh.targets['echo-canary.default.target.cluster.local']!.split!.map((s) => s.percent)).toEqual([
-      80, 20, 0,
-    ]);
+    // What the real ring (reproduced exactly, see l7mpHashRing.test.ts) does with these weights.
+    const counts = l7mpRingCounts(cl.endpoints!.map((e) => ({ address: e.spec.address, weight: e.weight! })));
+    const v1 = (counts.get('10.6.1.1')! + counts.get('10.6.1.2')!) / 10;
+    expect(Math.abs(v1 - 80)).toBeLessThanOrEqual(1);
+    const split = c.mesh.targets['echo-canary.default.target.cluster.local']!.split!;
+    expect(split.map((s) => s.percent)).toEqual([80, 20, 0]);
+    expect(split[0]!.predictedPercent).toBe(v1);
   });
   it('a split over different ports is an error and its route is dropped', () => {
     expect(codes(c)).toContain('invalid-split bad-split spec.split[1].serviceName');

@@ -22,6 +22,12 @@ export function listenerToTargetProtocol(
         ok: false,
         reason: 'l7mp 0.5.7 has no HTTP cluster: an HTTP VirtualService cannot be a Target',
       };
+    case 'grpc':
+      return {
+        ok: false,
+        reason:
+          'a grpc VirtualService is a proxyless gRPC client listener (xDS only); target the backend Services instead',
+      };
     case 'unixdomainsocket':
       return {
         ok: false,

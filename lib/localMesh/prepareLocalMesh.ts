@@ -138,7 +138,11 @@ export function deriveEndpointSlices(services: readonly Service[], pods: readonl
  * proxies without the annotation get the next free one from 1234 up, and say so.
  */
 function assignApiPorts(pods: Pod[], diagnostics: Diagnostic[]): void {
-  const proxies = pods.filter((p) => p.metadata.labels?.[PROXY_LABEL] !== undefined);
+  // Proxyless gRPC clients (msm.l7mp.io/proxy: grpc) run no l7mp, so they need no API port.
+  const proxies = pods.filter((p) => {
+    const role = p.metadata.labels?.[PROXY_LABEL];
+    return role !== undefined && role !== 'grpc';
+  });
   const taken = new Set<number>();
   for (const p of proxies) {
     const n = Number(p.metadata.annotations?.[API_PORT_ANNOTATION]);

@@ -14,6 +14,8 @@ export const UdpSpec = z.strictObject({
 export const TcpSpec = z.strictObject({ port: Port, bind: AddressPort.optional() });
 export const HttpSpec = z.strictObject({ port: Port, path: z.string().optional() });
 export const WebSocketSpec = z.strictObject({ port: Port, path: z.string().optional() });
+/** `grpc: {port}`: xDS only; a proxyless gRPC client's api_listener (the port is the service's port). */
+export const GrpcSpec = z.strictObject({ port: Port });
 export const UnixDomainSocketSpec = z.strictObject({
   filename: z.string().min(1).describe('Socket path. On a Target it becomes the endpoint address.'),
 });

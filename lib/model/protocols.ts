@@ -31,8 +31,19 @@ export const LISTENER_PROTOCOL_KEYS = [
   'websocket',
   'jsonsocket',
   'unixdomainsocket',
+  'grpc',
 ] as const;
 export type ListenerProtocolKey = (typeof LISTENER_PROTOCOL_KEYS)[number];
+
+/**
+ * Listener protocol keys l7mp does not know: served only over xDS. `grpc` is a proxyless gRPC client's
+ * api_listener (the client dials `xds:///<VirtualService name>`).
+ */
+export const XDS_ONLY_PROTOCOL_KEYS = ['grpc'] as const;
+export type XdsOnlyProtocolKey = (typeof XDS_ONLY_PROTOCOL_KEYS)[number];
+export function isXdsOnlyProtocolKey(key: string): key is XdsOnlyProtocolKey {
+  return (XDS_ONLY_PROTOCOL_KEYS as readonly string[]).includes(key);
+}
 
 /** Protocol keys that may originate connections: a Target (an l7mp Cluster). l7mp 0.5.7 has no HTTP cluster. */
 export const CLUSTER_PROTOCOL_KEYS = [

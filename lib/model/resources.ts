@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { JsonPredicate, LoadBalancer, MSM_API_VERSION, ObjectMeta, Retry, Rewrite, Selector } from './common';
 import {
   EmptySpec,
+  GrpcSpec,
   HttpSpec,
   JsonSocketSpec,
   LoggerSpec,
@@ -21,6 +22,9 @@ const listenerProtocolFields = {
   websocket: WebSocketSpec.optional(),
   jsonsocket: JsonSocketSpec.optional(),
   unixdomainsocket: UnixDomainSocketSpec.optional(),
+  grpc: GrpcSpec.optional().describe(
+    'xDS only: a proxyless gRPC client listener (api_listener named after the VirtualService).',
+  ),
 };
 
 const clusterProtocolFields = {

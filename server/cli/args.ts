@@ -25,8 +25,8 @@ export type CliCommand =
       count: number;
     };
 
-export type RenderFormat = 'l7mp' | 'ops';
-const FORMATS: readonly RenderFormat[] = ['l7mp', 'ops'];
+export type RenderFormat = 'l7mp' | 'ops' | 'xds';
+const FORMATS: readonly RenderFormat[] = ['l7mp', 'ops', 'xds'];
 
 /** A command line that does not parse; the message is printed above the usage text. */
 export class UsageError extends CliError {
@@ -37,6 +37,7 @@ export class UsageError extends CliError {
 export const USAGE = `Usage:
   meshdeck check DIR [--json]
   meshdeck render DIR --format l7mp|ops [--proxy NAME] [--live] [--local-mesh]
+  meshdeck render DIR --format xds [--proxy NAME] [--local-mesh]
   meshdeck serve [DIR] [--host 127.0.0.1] [--port 3000]
   meshdeck probe LISTENER [--payload TEXT] [--from ADDR[:PORT]] [--proxy POD] [--label k=v] [--count N] [--url URL]
   meshdeck help | --version
@@ -65,6 +66,12 @@ Usage:
                       keyed by pod name: UDP listeners pinned to the pod address, 127.0.0.1
                       endpoints made the pod address, UNIX sockets in the pod's folder
       Exit status: 1 if the mesh has errors, 2 if a proxy is unknown or cannot be read.
+
+  meshdeck render DIR --format xds [--proxy NAME] [--local-mesh]
+      Print each proxy's Envoy v3 xDS resources (what the ADS server publishes), proxyless gRPC
+      clients (msm.l7mp.io/proxy: grpc) included: {"proxies": {ID: {"node": "<ns>/<pod>",
+      "config": {"listeners", "routes", "clusters", "endpoints"}}}}. What xDS cannot express is
+      a warning (xds-unsupported); an inconsistent snapshot is an error (xds-inconsistent).
 
   meshdeck serve [DIR] [--host 127.0.0.1] [--port 3000]
       Run the console and the control plane on the local mesh of DIR (default: seed Example 1):
@@ -120,9 +127,9 @@ export function parseArgs(argv: readonly string[]): CliCommand {
   if (first === 'check') return { command: 'check', dir, json: flags.has('json') };
 
   const format = flags.get('format');
-  if (format === undefined) throw new UsageError('render: --format is required (l7mp or ops)');
+  if (format === undefined) throw new UsageError('render: --format is required (l7mp, ops or xds)');
   if (!(FORMATS as readonly string[]).includes(format)) {
-    throw new UsageError(`render: unknown --format "${format}" (use l7mp or ops)`);
+    throw new UsageError(`render: unknown --format "${format}" (use l7mp, ops or xds)`);
   }
   const live = flags.has('live');
   if (live && format !== 'ops') throw new UsageError('render: --live needs --format ops');

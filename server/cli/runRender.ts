@@ -1,4 +1,8 @@
+import type { Proxy } from '@/lib/engine/clusterIndex';
 import type { ProxyL7mpConfig } from '@/lib/engine/renderL7mp';
+import { normalizeDiagnostics } from '@/lib/model/diagnostic';
+import { renderXds } from '@/lib/xds/renderXds';
+import { validateXdsSnapshot } from '@/lib/xds/validateXdsSnapshot';
 import { diffL7mp } from '@/lib/l7mp/diffL7mp';
 import { emptyL7mpConfig } from '@/lib/model/l7mp';
 import { L7mpApiError, L7mpUnreachableError } from '../l7mp/L7mpRestClient';
@@ -15,7 +19,9 @@ import { loadLocalMesh, loadMesh } from './loadMesh';
  * still printed), else 1 if the mesh has errors, else 0.
  */
 export async function runRender(cmd: Extract<CliCommand, { command: 'render' }>, io: CliIo): Promise<number> {
-  const { l7mp, diagnostics } = cmd.localMesh ? await loadLocalMesh(cmd.dir) : await loadMesh(cmd.dir);
+  const compiled = cmd.localMesh ? await loadLocalMesh(cmd.dir) : await loadMesh(cmd.dir);
+  if (cmd.format === 'xds') return renderXdsFormat(cmd, compiled, io);
+  const { l7mp, diagnostics } = compiled;
   const shown = diagnostics.filter((d) => d.severity !== 'info');
   if (shown.length > 0) io.stderr(`${formatDiagnostics(shown)}${summarizeDiagnostics(diagnostics)}\n`);
   const selected = selectProxies(Object.values(l7mp.proxies), cmd.proxy);
@@ -62,8 +68,38 @@ async function liveOperations(p: ProxyL7mpConfig): Promise<LiveResult> {
   }
 }
 
+/**
+ * `--format xds`: each proxy's Envoy v3 resources (proxyless gRPC clients included), checked with
+ * validateXdsSnapshot; xDS diagnostics join the mesh's on stderr.
+ */
+function renderXdsFormat(
+  cmd: Extract<CliCommand, { command: 'render' }>,
+  compiled: Awaited<ReturnType<typeof loadMesh>>,
+  io: CliIo,
+): number {
+  const xds = renderXds(compiled.mesh);
+  const selected = selectProxies(Object.values(xds.proxies), cmd.proxy);
+  const diagnostics = normalizeDiagnostics([
+    ...compiled.diagnostics,
+    ...xds.diagnostics,
+    ...selected.flatMap((s) => validateXdsSnapshot(s, s.node)),
+  ]);
+  const shown = diagnostics.filter((d) => d.severity !== 'info');
+  if (shown.length > 0) io.stderr(`${formatDiagnostics(shown)}${summarizeDiagnostics(diagnostics)}\n`);
+  const proxies: Record<string, unknown> = {};
+  for (const s of selected) {
+    const { listeners, routes, clusters, endpoints } = s;
+    proxies[cmd.localMesh ? s.proxy.pod : s.proxy.id] = {
+      node: s.node,
+      config: { listeners, routes, clusters, endpoints },
+    };
+  }
+  io.stdout(`${JSON.stringify({ proxies }, null, 2)}\n`);
+  return diagnostics.some((d) => d.severity === 'error') ? ExitCode.meshErrors : ExitCode.ok;
+}
+
 /** The proxies `--proxy NAME` means (pod name or `namespace/pod`), sorted by id; all without a name. */
-function selectProxies(all: ProxyL7mpConfig[], name: string | undefined): ProxyL7mpConfig[] {
+function selectProxies<T extends { proxy: Proxy }>(all: T[], name: string | undefined): T[] {
   const sorted = [...all].sort((a, b) => (a.proxy.id < b.proxy.id ? -1 : a.proxy.id > b.proxy.id ? 1 : 0));
   if (name === undefined) return sorted;
   const hits = sorted.filter((p) => p.proxy.id === name || p.proxy.pod === name);

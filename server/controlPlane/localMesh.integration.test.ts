@@ -168,14 +168,14 @@ describe('seed Example 2 on the local mesh', () => {
 });
 
 /** Sends one datagram per new flow (a new source port each) and counts the replies by pod. */
-async function flows(n: number, concurrency = 25): Promise<Record<string, number>> {
+async function flows(n: number, from: string, concurrency = 25): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   let next = 0;
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (next < n) {
         const i = next++;
-        const c = await UdpClient.bind('127.0.0.100');
+        const c = await UdpClient.bind(from);
         try {
           const r = await c.request(`f${i}`, 9100, '127.0.0.10', { timeoutMs: 400, tries: 3 });
           const pod = r?.split('(')[0] ?? 'none';
@@ -200,7 +200,9 @@ describe('canary on the local mesh', () => {
   });
 
   it('80/20 is observed within 5 points over 1,000 flows; 50/50 then applies to new flows without dropping existing ones', async () => {
-    const first = await flows(1000);
+    // Each batch from its own client address: l7mp's UDP sessions never expire, and a reused source port
+    // would ride an old session instead of making a new flow.
+    const first = await flows(1000, '127.0.0.110');
     const v1 = (first['echo-v1-a'] ?? 0) + (first['echo-v1-b'] ?? 0);
     const v2 = first['echo-v2-a'] ?? 0;
     expect(first['none'] ?? 0).toBe(0);
@@ -208,7 +210,7 @@ describe('canary on the local mesh', () => {
     expect(Math.abs((100 * v1) / (v1 + v2) - 80)).toBeLessThanOrEqual(5);
 
     // Established flows, each pinned to an endpoint by its session.
-    const established = await Promise.all(Array.from({ length: 20 }, () => UdpClient.bind('127.0.0.100')));
+    const established = await Promise.all(Array.from({ length: 20 }, () => UdpClient.bind('127.0.0.112')));
     try {
       const before = await Promise.all(established.map((c, i) => c.request(`e${i}`, 9100, '127.0.0.10')));
       expect(before.every((r) => r !== undefined)).toBe(true);
@@ -231,7 +233,7 @@ describe('canary on the local mesh', () => {
       for (const c of established) c.close();
     }
 
-    const second = await flows(1000);
+    const second = await flows(1000, '127.0.0.111');
     const w1 = (second['echo-v1-a'] ?? 0) + (second['echo-v1-b'] ?? 0);
     const w2 = second['echo-v2-a'] ?? 0;
     console.log(`canary 50/50 over 1000 new flows: v1 ${w1}, v2 ${w2}`);

@@ -1,0 +1,127 @@
+/**
+ * ADS fan-out bench: raw SotW streams (plain @grpc/grpc-js, one channel = one HTTP/2 connection per
+ * stream, each subscribing LDS/RDS/CDS/EDS by name and ACKing every response immediately, like
+ * grpc-js-xds) against the ADS server in a forked process (server/xds/testing/adsServerProcess.ts).
+ *
+ * For 500 and 2,000 streams:
+ * - connect: all streams opened at once until every one has LDS, RDS, CDS and EDS (ms)
+ * - eds: one endpoint change for every node -> per-stream ACK time (the client writes its ACK as the
+ *   response arrives), p50/p99/max ms from the moment the bench asked the server to set it
+ * - rds: one route added to every node's RouteConfiguration, same figures
+ * - rss: server RSS idle (snapshots loaded) and with the streams, and per stream (KB)
+ * Prints JSON; no assertions. Run: `node --import tsx bench/xdsStreams.ts [counts...]`.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { TypeUrls } from '../server/xds/envoyProtos';
+import { forkAdsServer, waitFor } from '../server/xds/testing/children';
+import { demoSnapshot } from '../server/xds/testing/demoSnapshot';
+import { adsClientConstructor, connectRawAds, type RawAdsClient } from '../server/xds/testing/rawAdsClient';
+
+const counts = process.argv.slice(2).map(Number).filter(Boolean);
+const COUNTS = counts.length ? counts : [500, 2000];
+
+const snap = (ports: number[], extraRoutes = 0) =>
+  demoSnapshot({
+    clusters: [
+      { name: 'cluster-a', weight: 80, ports },
+      { name: 'cluster-b', weight: 20, ports: [20000] },
+    ],
+    extraRoutes,
+  });
+
+const SUBS: [string, string[]][] = [
+  [TypeUrls.listener, ['demo-service']],
+  [TypeUrls.route, ['demo-service-route']],
+  [TypeUrls.cluster, []],
+  [TypeUrls.endpoint, ['cluster-a-eds', 'cluster-b-eds']],
+];
+
+function pct(xs: number[], p: number): number {
+  if (!xs.length) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return Math.round(s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]! * 10) / 10;
+}
+
+async function main() {
+  adsClientConstructor(); // load the protos before timing anything
+  const ads = await forkAdsServer();
+  const port = await ads.request<number>('listen', { options: { insecure: true } });
+  const results: unknown[] = [];
+  let round = 0;
+  for (const n of COUNTS) {
+    round++;
+    const nodeIds = Array.from({ length: n }, (_, i) => `bench/pod-${round}-${i}`);
+    await ads.request('setMany', { nodeIds, snapshot: snap([10000 + round]) }, 120_000);
+    await ads.request('flush');
+    await new Promise((r) => setTimeout(r, 300));
+    const rssIdle = await ads.request<number>('rss');
+
+    const t0 = Date.now();
+    const clients: RawAdsClient[] = nodeIds.map((nodeId) =>
+      connectRawAds({
+        address: `127.0.0.1:${port}`,
+        nodeId,
+        subscriptions: SUBS,
+        channelOptions: { 'grpc.use_local_subchannel_pool': 1 },
+      }),
+    );
+    await waitFor('all streams configured', () => clients.every((c) => c.latest.size === 4), 120_000, 10);
+    const connectMs = Date.now() - t0;
+    await new Promise((r) => setTimeout(r, 500));
+    const rssStreams = await ads.request<number>('rss');
+
+    const push = async (type: string, snapshot: ReturnType<typeof snap>) => {
+      const before = clients.map((c) => c.latest.get(type)!.version);
+      const start = Date.now();
+      await ads.request('setMany', { nodeIds, snapshot }, 120_000);
+      if (process.env.BENCH_DEBUG) console.error('setMany ipc ms', Date.now() - start);
+      await waitFor(
+        `${type} everywhere`,
+        () => clients.every((c, i) => c.latest.get(type)!.version !== before[i]),
+        120_000,
+        5,
+      );
+      const lat = clients.map((c) => c.latest.get(type)!.at - start);
+      return { p50: pct(lat, 50), p99: pct(lat, 99), max: pct(lat, 100) };
+    };
+    const eds = [];
+    for (let k = 1; k <= 3; k++) eds.push(await push(TypeUrls.endpoint, snap([10000 + round, 11000 + k])));
+    const rds = [];
+    for (let k = 1; k <= 3; k++) rds.push(await push(TypeUrls.route, snap([10000 + round, 11003], k)));
+    const median = (xs: { p50: number; p99: number; max: number }[]) => {
+      const s = [...xs].sort((a, b) => a.p99 - b.p99);
+      return s[Math.floor(s.length / 2)]!;
+    };
+    results.push({
+      streams: n,
+      connections: n,
+      connectAllConfiguredMs: connectMs,
+      edsChangeAckMs: { ...median(eds), runs: eds },
+      routeAddAckMs: { ...median(rds), runs: rds },
+      serverRssMB: { idle: Math.round(rssIdle / 1e6), withStreams: Math.round(rssStreams / 1e6) },
+      serverRssPerStreamKB: Math.round((rssStreams - rssIdle) / n / 1024),
+    });
+    for (const c of clients) c.close();
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  await ads.kill();
+  console.log(
+    JSON.stringify(
+      {
+        bench: 'xdsStreams',
+        node: process.version,
+        grpcJs: (grpc as unknown as { version?: string }).version ?? '1.14.7',
+        note: 'latency = time from asking the server process (IPC) to set every node, to the stream receiving and ACKing; client and server share this machine',
+        results,
+      },
+      null,
+      2,
+    ),
+  );
+  process.exit(0);
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

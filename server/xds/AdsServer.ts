@@ -1,0 +1,525 @@
+/**
+ * The Aggregated Discovery Service (xDS v3) over gRPC, serving the `SnapshotCache`.
+ *
+ * - `StreamAggregatedResources` (state of the world; what @grpc/grpc-js-xds speaks): per stream the
+ *   node (sent only in the first request), per type URL the subscribed names (LDS/CDS: wildcard when
+ *   empty on the first request), the last nonce sent. A request whose `response_nonce` is not the
+ *   last one sent for its type is stale and ignored. A request with the current nonce is an ACK
+ *   without `error_detail` and a NACK with one (never by comparing `version_info`, see
+ *   shared/notes/xds-grpc-js-xds.md §4). A NACKed version is never resent; a new version is.
+ *   A change of subscribed names triggers a response. LDS and CDS responses list every subscribed
+ *   resource; RDS and EDS responses list the subscribed ones that exist.
+ * - `DeltaAggregatedResources` (incremental, for Envoy): per type the subscribed names and the
+ *   per-resource versions the client has; responses carry only changed and removed resources.
+ * - A per-stream proxy record in the spirit of OSM's Proxy (last sent / acked version and nonce per
+ *   type URL, last NACK), exposed by `proxyStatus()` with SYNCED / STALE / NACKED / NOT SENT per type
+ *   (like `istioctl proxy-status`); 'status' is emitted whenever a record changes.
+ * - TLS: client certificates are required, the proxy identity is read from the peer certificate
+ *   (URI SAN `spiffe://meshdeck/ns/<ns>/pod/<pod>`, else the CN) and a node id that does not name the
+ *   same proxy is refused with PERMISSION_DENIED.
+ */
+import { EventEmitter } from 'node:events';
+import type { PeerCertificate } from 'node:tls';
+import * as grpc from '@grpc/grpc-js';
+import {
+  adsServiceDefinition,
+  TypeUrls,
+  XDS_TYPE_URLS,
+  type XdsTypeUrl,
+  type EncodedAny,
+} from './envoyProtos';
+import type { NodeSnapshot, SnapshotCache } from './SnapshotCache';
+
+export type SyncStatus = 'SYNCED' | 'STALE' | 'NACKED' | 'NOT SENT';
+
+export interface NackRecord {
+  version: string;
+  nonce: string;
+  errorDetail: { code: number; message: string };
+  at: string;
+}
+
+export interface TypeSyncState {
+  lastSentVersion?: string;
+  lastSentNonce?: string;
+  lastAckedVersion?: string;
+  lastNack?: NackRecord;
+  /** Names the client subscribed to; `['*']` for a wildcard subscription. */
+  subscribed: string[];
+}
+
+export interface ProxyRecord {
+  streamId: number;
+  nodeId: string;
+  /** The certificate's proxy name (`<ns>/<pod>`) with TLS, else the node id. */
+  identity: string;
+  peer: string;
+  protocol: 'sotw' | 'delta';
+  connectedSince: string;
+  types: Partial<Record<XdsTypeUrl, TypeSyncState>>;
+}
+
+export interface ProxyStatus extends ProxyRecord {
+  /** Per type: SYNCED (acked the current version), STALE (sent or current version not acked yet),
+   * NACKED (the last response was rejected), NOT SENT. */
+  status: Record<'LDS' | 'RDS' | 'CDS' | 'EDS', SyncStatus>;
+}
+
+export type ListenOptions =
+  | {
+      host?: string;
+      port?: number;
+      tls: { key: Buffer | string; cert: Buffer | string; ca: Buffer | string };
+    }
+  | { host?: string; port?: number; insecure: true };
+
+export interface AdsServerOptions {
+  cache: SnapshotCache;
+  /** Defaults to console.warn / console.error; pass `{}`-like no-ops to silence. */
+  logger?: { info?: (msg: string) => void; warn?: (msg: string) => void };
+}
+
+const SHORT: Record<XdsTypeUrl, 'LDS' | 'RDS' | 'CDS' | 'EDS'> = {
+  [TypeUrls.listener]: 'LDS',
+  [TypeUrls.route]: 'RDS',
+  [TypeUrls.cluster]: 'CDS',
+  [TypeUrls.endpoint]: 'EDS',
+};
+
+const WILDCARD_TYPES = new Set<string>([TypeUrls.listener, TypeUrls.cluster]);
+
+interface Node {
+  id?: string;
+  cluster?: string;
+}
+
+interface DiscoveryRequest {
+  version_info?: string;
+  node?: Node | null;
+  resource_names?: string[];
+  type_url?: string;
+  response_nonce?: string;
+  error_detail?: { code?: number; message?: string } | null;
+}
+
+interface DeltaDiscoveryRequest {
+  node?: Node | null;
+  type_url?: string;
+  resource_names_subscribe?: string[];
+  resource_names_unsubscribe?: string[];
+  initial_resource_versions?: Record<string, string>;
+  response_nonce?: string;
+  error_detail?: { code?: number; message?: string } | null;
+}
+
+/** The proxy name a certificate carries: `<ns>/<pod>` from a meshdeck SPIFFE URI SAN, else the CN. */
+export function identityFromCertificate(cert: PeerCertificate): string | undefined {
+  const san = cert.subjectaltname ?? '';
+  for (const part of san.split(/,\s*/)) {
+    const m = /^URI:spiffe:\/\/meshdeck\/ns\/([^/]+)\/pod\/([^/]+)$/.exec(part);
+    if (m) return `${decodeURIComponent(m[1]!)}/${decodeURIComponent(m[2]!)}`;
+  }
+  const cn = cert.subject?.CN;
+  return Array.isArray(cn) ? cn[0] : cn || undefined;
+}
+
+interface TypeState extends TypeSyncState {
+  /** null = wildcard */
+  names: Set<string> | null;
+  /** SotW: the version (plus names) last NACKed; never resent. */
+  nackedKey?: string;
+  lastSentKey?: string;
+  /** A response is in flight (not ACKed or NACKed yet). */
+  awaiting?: boolean;
+  /** Delta: resource name -> version the client has. */
+  clientVersions?: Map<string, string>;
+}
+
+interface StreamCtx {
+  id: number;
+  record: ProxyRecord;
+  types: Map<XdsTypeUrl, TypeState>;
+  nonce: number;
+  send: (typeUrl: XdsTypeUrl) => void;
+  close: () => void;
+}
+
+let streamSeq = 0;
+
+export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect: [ProxyRecord] }> {
+  private server: grpc.Server | undefined;
+  private readonly streams = new Map<number, StreamCtx>();
+  private readonly byNode = new Map<string, Set<StreamCtx>>();
+  private readonly cache: SnapshotCache;
+  private readonly log: { info: (m: string) => void; warn: (m: string) => void };
+  private tls = false;
+  private readonly onChange = (nodeId: string, _snap: NodeSnapshot | undefined, changed: XdsTypeUrl[]) => {
+    for (const s of this.byNode.get(nodeId) ?? []) for (const t of changed) s.send(t);
+  };
+
+  constructor(options: AdsServerOptions) {
+    super();
+    this.cache = options.cache;
+    this.log = {
+      info: options.logger?.info ?? (() => {}),
+      warn: options.logger?.warn ?? ((m) => console.warn(m)),
+    };
+  }
+
+  /** Binds and starts serving; resolves with the bound port. Plaintext only with `{insecure: true}`. */
+  async listen(options: ListenOptions): Promise<number> {
+    if (this.server) throw new Error('already listening');
+    const host = options.host ?? '127.0.0.1';
+    let creds: grpc.ServerCredentials;
+    if ('tls' in options && options.tls) {
+      const { key, cert, ca } = options.tls;
+      creds = grpc.ServerCredentials.createSsl(
+        Buffer.from(ca),
+        [{ private_key: Buffer.from(key), cert_chain: Buffer.from(cert) }],
+        true,
+      );
+      this.tls = true;
+    } else if ('insecure' in options && options.insecure === true) {
+      creds = grpc.ServerCredentials.createInsecure();
+      this.tls = false;
+      this.log.warn(
+        `meshdeck xDS: serving ADS WITHOUT TLS on ${host} (insecure: true); proxies are not authenticated and node ids are trusted as sent`,
+      );
+    } else {
+      throw new Error('listen: pass tls {key, cert, ca}, or insecure: true to serve plaintext');
+    }
+    const server = new grpc.Server({ 'grpc.keepalive_permit_without_calls': 1 });
+    server.addService(adsServiceDefinition(), {
+      StreamAggregatedResources: (call: grpc.ServerDuplexStream<DiscoveryRequest, unknown>) =>
+        this.sotw(call),
+      DeltaAggregatedResources: (call: grpc.ServerDuplexStream<DeltaDiscoveryRequest, unknown>) =>
+        this.delta(call),
+    });
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync(`${host}:${options.port ?? 0}`, creds, (err, p) => (err ? reject(err) : resolve(p))),
+    );
+    this.server = server;
+    this.cache.on('change', this.onChange);
+    return port;
+  }
+
+  /** Closes every stream and the server. */
+  async stop(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    this.cache.off('change', this.onChange);
+    for (const s of [...this.streams.values()]) s.close();
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(() => {
+        server.forceShutdown();
+        resolve();
+      }, 1000);
+      server.tryShutdown(() => {
+        clearTimeout(t);
+        resolve();
+      });
+    });
+  }
+
+  /** One entry per connected stream (a reconnecting proxy may briefly have two). */
+  proxyStatus(): ProxyStatus[] {
+    return [...this.streams.values()]
+      .filter((s) => s.record.nodeId)
+      .map((s) => this.statusOf(s))
+      .sort((a, b) => (a.nodeId < b.nodeId ? -1 : a.nodeId > b.nodeId ? 1 : a.streamId - b.streamId));
+  }
+
+  private statusOf(s: StreamCtx): ProxyStatus {
+    const snap = this.cache.getSnapshot(s.record.nodeId);
+    const status = {} as ProxyStatus['status'];
+    const types: ProxyRecord['types'] = {};
+    for (const t of XDS_TYPE_URLS) {
+      const st = s.types.get(t);
+      let v: SyncStatus = 'NOT SENT';
+      if (st?.lastSentNonce) {
+        const current = snap?.types[t].version;
+        if (st.lastNack && st.lastNack.nonce === st.lastSentNonce) v = 'NACKED';
+        else if (st.lastAckedVersion === st.lastSentVersion && st.lastSentVersion === current && !st.awaiting)
+          v = 'SYNCED';
+        else v = 'STALE';
+      }
+      status[SHORT[t]] = v;
+      if (st) {
+        types[t] = {
+          lastSentVersion: st.lastSentVersion,
+          lastSentNonce: st.lastSentNonce,
+          lastAckedVersion: st.lastAckedVersion,
+          lastNack: st.lastNack,
+          subscribed: st.names ? [...st.names].sort() : ['*'],
+        };
+      }
+    }
+    return { ...s.record, types, status };
+  }
+
+  private emitStatus(s: StreamCtx): void {
+    if (s.record.nodeId && this.listenerCount('status')) this.emit('status', this.statusOf(s));
+  }
+
+  /** Registers a stream once its node is known; returns an error to end the call with, if refused. */
+  private admit(
+    call: grpc.ServerDuplexStream<unknown, unknown>,
+    s: StreamCtx,
+    node: Node | null | undefined,
+  ) {
+    const nodeId = node?.id;
+    if (!nodeId)
+      return { code: grpc.status.INVALID_ARGUMENT, details: 'the first request must carry node.id' };
+    let identity = nodeId;
+    if (this.tls) {
+      const cert = call.getAuthContext?.()?.sslPeerCertificate;
+      const certIdentity = cert ? identityFromCertificate(cert) : undefined;
+      if (!certIdentity)
+        return { code: grpc.status.UNAUTHENTICATED, details: 'no client certificate identity' };
+      if (certIdentity !== nodeId)
+        return {
+          code: grpc.status.PERMISSION_DENIED,
+          details: `node id ${JSON.stringify(nodeId)} does not match the client certificate (${certIdentity})`,
+        };
+      identity = certIdentity;
+    }
+    s.record.nodeId = nodeId;
+    s.record.identity = identity;
+    let set = this.byNode.get(nodeId);
+    if (!set) this.byNode.set(nodeId, (set = new Set()));
+    set.add(s);
+    this.log.info(`xDS: ${s.record.protocol} stream ${s.id} from ${nodeId} (${s.record.peer})`);
+    return undefined;
+  }
+
+  private newStream(call: grpc.ServerDuplexStream<unknown, unknown>, protocol: 'sotw' | 'delta'): StreamCtx {
+    const id = ++streamSeq;
+    const s: StreamCtx = {
+      id,
+      record: {
+        streamId: id,
+        nodeId: '',
+        identity: '',
+        peer: call.getPeer(),
+        protocol,
+        connectedSince: new Date().toISOString(),
+        types: {},
+      },
+      types: new Map(),
+      nonce: 0,
+      send: () => {},
+      close: () => {
+        if (!call.writableEnded) call.end();
+      },
+    };
+    this.streams.set(id, s);
+    let gone = false;
+    const cleanup = () => {
+      if (gone) return;
+      gone = true;
+      this.streams.delete(id);
+      const set = this.byNode.get(s.record.nodeId);
+      set?.delete(s);
+      if (set && set.size === 0) this.byNode.delete(s.record.nodeId);
+      if (s.record.nodeId) this.emit('disconnect', s.record);
+    };
+    call.on('error', cleanup);
+    call.on('close', cleanup);
+    call.on('cancelled', cleanup);
+    call.on('end', () => {
+      cleanup();
+      if (!call.writableEnded) call.end();
+    });
+    return s;
+  }
+
+  private fail(call: grpc.ServerDuplexStream<unknown, unknown>, err: { code: number; details: string }) {
+    this.log.warn(`xDS: refused stream from ${call.getPeer()}: ${err.details}`);
+    call.emit('error', Object.assign(new Error(err.details), err));
+  }
+
+  // ---- state of the world ----
+
+  private sotw(call: grpc.ServerDuplexStream<DiscoveryRequest, unknown>): void {
+    const s = this.newStream(call, 'sotw');
+    let refused = false;
+    s.send = (typeUrl) => {
+      const st = s.types.get(typeUrl);
+      if (!st || refused || call.writableEnded) return;
+      const snap = this.cache.getSnapshot(s.record.nodeId);
+      if (!snap) return;
+      const ts = snap.types[typeUrl];
+      const resources: EncodedAny[] = [];
+      const names = st.names ? [...st.names].sort() : [...ts.resources.keys()].sort();
+      for (const n of names) {
+        const r = ts.resources.get(n);
+        if (r) resources.push(r.any);
+      }
+      const key = `${ts.version}|${names.join(',')}`;
+      if (key === st.nackedKey) return; // never resend what was rejected
+      if (key === st.lastSentKey) return; // already sent (ACKed or in flight)
+      const nonce = String(++s.nonce);
+      st.lastSentVersion = ts.version;
+      st.lastSentNonce = nonce;
+      st.lastSentKey = key;
+      st.awaiting = true;
+      call.write({ version_info: ts.version, resources, type_url: typeUrl, nonce });
+      this.emitStatus(s);
+    };
+    call.on('data', (req: DiscoveryRequest) => {
+      if (refused) return;
+      if (!s.record.nodeId) {
+        const err = this.admit(call, s, req.node);
+        if (err) {
+          refused = true;
+          this.fail(call, err);
+          return;
+        }
+      }
+      const typeUrl = req.type_url as XdsTypeUrl;
+      if (!XDS_TYPE_URLS.includes(typeUrl)) {
+        this.log.warn(`xDS: ${s.record.nodeId} asked for unsupported type ${req.type_url}`);
+        return;
+      }
+      const nonce = req.response_nonce ?? '';
+      let st = s.types.get(typeUrl);
+      if (st && nonce && nonce !== st.lastSentNonce) return; // stale
+      const requested = req.resource_names ?? [];
+      const wildcard =
+        WILDCARD_TYPES.has(typeUrl) &&
+        (requested.length === 0 ? !st || st.names === null : requested.includes('*'));
+      const names = wildcard ? null : new Set(requested.filter((n) => n !== '*'));
+      let namesChanged = false;
+      if (!st) {
+        st = { names, subscribed: [] };
+        s.types.set(typeUrl, st);
+        namesChanged = true;
+      } else {
+        namesChanged = !sameNames(st.names, names);
+        st.names = names;
+      }
+      if (nonce && nonce === st.lastSentNonce) {
+        st.awaiting = false;
+        if (req.error_detail) {
+          st.lastNack = {
+            version: st.lastSentVersion ?? '',
+            nonce,
+            errorDetail: { code: req.error_detail.code ?? 0, message: req.error_detail.message ?? '' },
+            at: new Date().toISOString(),
+          };
+          st.nackedKey = st.lastSentKey;
+          this.log.warn(
+            `xDS: ${s.record.nodeId} NACKed ${SHORT[typeUrl]} ${st.lastSentVersion}: ${req.error_detail.message}`,
+          );
+        } else {
+          st.lastAckedVersion = st.lastSentVersion;
+        }
+        this.emitStatus(s);
+      }
+      // A new subscription (or a request without a nonce: a fresh or restarted one) always gets an
+      // answer; otherwise only content not sent yet goes out (after an ACK/NACK nothing, or what
+      // changed meanwhile).
+      if (namesChanged || !nonce) st.lastSentKey = undefined;
+      s.send(typeUrl);
+    });
+  }
+
+  // ---- incremental ----
+
+  private delta(call: grpc.ServerDuplexStream<DeltaDiscoveryRequest, unknown>): void {
+    const s = this.newStream(call, 'delta');
+    let refused = false;
+    s.send = (typeUrl) => {
+      const st = s.types.get(typeUrl);
+      if (!st || refused || call.writableEnded || st.awaiting) return;
+      const snap = this.cache.getSnapshot(s.record.nodeId);
+      if (!snap) return;
+      const ts = snap.types[typeUrl];
+      const have = (st.clientVersions ??= new Map());
+      const wanted = st.names ? [...st.names] : [...ts.resources.keys()];
+      const resources: { name: string; version: string; resource: EncodedAny }[] = [];
+      const removed: string[] = [];
+      for (const n of wanted) {
+        const r = ts.resources.get(n);
+        if (r && have.get(n) !== r.hash) resources.push({ name: n, version: r.hash, resource: r.any });
+        if (!r && have.has(n)) removed.push(n);
+      }
+      // Wildcard: drop what disappeared from the snapshot.
+      if (!st.names) for (const n of have.keys()) if (!ts.resources.has(n)) removed.push(n);
+      const key = `${ts.version}|${resources.map((r) => r.name).join(',')}|${removed.join(',')}`;
+      if (!resources.length && !removed.length) return;
+      if (key === st.nackedKey) return;
+      const nonce = String(++s.nonce);
+      for (const r of resources) have.set(r.name, r.version);
+      for (const n of removed) have.delete(n);
+      st.lastSentVersion = ts.version;
+      st.lastSentNonce = nonce;
+      st.lastSentKey = key;
+      st.awaiting = true;
+      call.write({
+        system_version_info: ts.version,
+        resources,
+        type_url: typeUrl,
+        removed_resources: removed,
+        nonce,
+      });
+      this.emitStatus(s);
+    };
+    call.on('data', (req: DeltaDiscoveryRequest) => {
+      if (refused) return;
+      if (!s.record.nodeId) {
+        const err = this.admit(call, s, req.node);
+        if (err) {
+          refused = true;
+          this.fail(call, err);
+          return;
+        }
+      }
+      const typeUrl = req.type_url as XdsTypeUrl;
+      if (!XDS_TYPE_URLS.includes(typeUrl)) return;
+      let st = s.types.get(typeUrl);
+      const sub = req.resource_names_subscribe ?? [];
+      const unsub = req.resource_names_unsubscribe ?? [];
+      if (!st) {
+        const wildcard = (sub.length === 0 && WILDCARD_TYPES.has(typeUrl)) || sub.includes('*');
+        st = { names: wildcard ? null : new Set(), subscribed: [], clientVersions: new Map() };
+        for (const [n, v] of Object.entries(req.initial_resource_versions ?? {}))
+          st.clientVersions!.set(n, v);
+        s.types.set(typeUrl, st);
+      }
+      if (st.names) {
+        for (const n of sub) if (n !== '*') st.names.add(n);
+        for (const n of unsub) {
+          st.names.delete(n);
+          st.clientVersions?.delete(n);
+        }
+      }
+      const nonce = req.response_nonce ?? '';
+      if (nonce && nonce === st.lastSentNonce) {
+        st.awaiting = false;
+        if (req.error_detail) {
+          st.lastNack = {
+            version: st.lastSentVersion ?? '',
+            nonce,
+            errorDetail: { code: req.error_detail.code ?? 0, message: req.error_detail.message ?? '' },
+            at: new Date().toISOString(),
+          };
+          // clientVersions keeps the rejected versions, so they are not resent; a changed one is.
+          st.nackedKey = st.lastSentKey;
+        } else {
+          st.lastAckedVersion = st.lastSentVersion;
+        }
+        this.emitStatus(s);
+      }
+      s.send(typeUrl);
+    });
+  }
+}
+
+function sameNames(a: Set<string> | null, b: Set<string> | null): boolean {
+  if (a === null || b === null) return a === b;
+  if (a.size !== b.size) return false;
+  for (const n of a) if (!b.has(n)) return false;
+  return true;
+}

@@ -1,0 +1,83 @@
+/**
+ * The ADS server in its own process (note pitfall 9), driven over IPC by tests and benches.
+ * Start with `fork(thisFile, [], {execArgv: ['--import', 'tsx']})` (see `forkAdsServer`).
+ *
+ * Requests {id, op, ...} get {id, ok, result | error}:
+ * - listen {options: ListenOptions} -> port (re-listens on the same port after `stop`)
+ * - set {nodeId, snapshot} -> per-type versions (or the refusal's message)
+ * - setMany {nodeIds, snapshot} -> count (the same snapshot for many nodes; benches)
+ * - flush -> null
+ * - status -> ProxyStatus[]
+ * - stop -> null (closes streams and the server, keeps the cache)
+ * - rss -> process.memoryUsage().rss
+ * Status changes are also pushed as {event: 'status', status} when `watch` was requested.
+ */
+import { AdsServer, type ListenOptions } from '../AdsServer';
+import { deepFreeze, SnapshotCache, type SnapshotInput } from '../SnapshotCache';
+import { adsServiceDefinition, envoyRoot } from '../envoyProtos';
+
+type Req =
+  | { id: number; op: 'listen'; options: ListenOptions & { tls?: { key: string; cert: string; ca: string } } }
+  | { id: number; op: 'set'; nodeId: string; snapshot: SnapshotInput }
+  | { id: number; op: 'setMany'; nodeIds: string[]; snapshot: SnapshotInput }
+  | { id: number; op: 'flush' | 'status' | 'stop' | 'rss' | 'watch' };
+
+const cache = new SnapshotCache();
+let server: AdsServer | undefined;
+let lastPort = 0;
+let watching = false;
+
+function send(msg: unknown) {
+  process.send?.(msg);
+}
+
+async function handle(req: Req): Promise<unknown> {
+  switch (req.op) {
+    case 'listen': {
+      server = new AdsServer({ cache, logger: { warn: () => {} } });
+      // Only listen when asked: computing a status for every send/ACK costs CPU at thousands of streams.
+      if (watching) server.on('status', (status) => send({ event: 'status', status }));
+      lastPort = await server.listen({
+        ...req.options,
+        port: req.options.port ?? (lastPort || 0),
+      } as ListenOptions);
+      return lastPort;
+    }
+    case 'set':
+      return cache.setSnapshot(req.nodeId, req.snapshot);
+    case 'setMany': {
+      // One shared, frozen input: content hashes are computed once, not once per node.
+      const snapshot = deepFreeze(req.snapshot);
+      for (const n of req.nodeIds) cache.setSnapshot(n, snapshot);
+      return req.nodeIds.length;
+    }
+    case 'flush':
+      cache.flush();
+      return null;
+    case 'status':
+      return server?.proxyStatus() ?? [];
+    case 'watch':
+      watching = true;
+      return null;
+    case 'stop':
+      await server?.stop();
+      server = undefined;
+      return null;
+    case 'rss':
+      return process.memoryUsage().rss;
+  }
+}
+
+process.on('message', (req: Req) => {
+  handle(req).then(
+    (result) => send({ id: req.id, ok: true, result }),
+    (e: Error) => send({ id: req.id, ok: false, error: e.message }),
+  );
+});
+process.on('disconnect', () => process.exit(0));
+process.on('SIGTERM', () => process.exit(0));
+
+// Load the protos before announcing readiness.
+adsServiceDefinition();
+envoyRoot();
+send({ event: 'ready' });

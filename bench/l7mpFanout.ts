@@ -85,7 +85,7 @@ function rssMb(pid: number): number {
 }
 
 const stateDir = await mkdtemp(path.join(os.tmpdir(), 'md-bench-'));
-const supervisor = new L7mpSupervisor({ stateDir, warmSpares: 0 });
+const supervisor = new L7mpSupervisor({ stateDir, warmSpares: 0, startTimeoutMs: 120000 });
 const reconciler = new Reconciler({
   driftIntervalMs: 0,
   logger: { info() {}, warn() {}, error: console.error } as never,

@@ -33,6 +33,13 @@ export interface ProxyReconcileOptions {
    * saw the previous reconcile succeed may skip them for a quicker push and catch outside ones later.
    */
   leftovers?: boolean;
+  /**
+   * The config this reconciler last applied successfully. When given, it stands in for the live
+   * state (no GETs: a push costs only its operations), unless the change deletes a listener, whose
+   * auto-generated leftovers only a real read can name. Drift checks must not pass it: they are what
+   * finds restarts and outside changes.
+   */
+  assumeLive?: L7mpConfig;
 }
 
 /** What one reconcile found and did. */
@@ -99,6 +106,13 @@ export class ProxyReconciler {
 
     try {
       const leftovers = options.leftovers ?? true;
+      const assumed = options.assumeLive ? diffL7mp(options.assumeLive, desired) : undefined;
+      if (assumed && !assumed.some((op) => op.kind === 'listener' && op.method === 'DELETE')) {
+        drift = assumed;
+        if (drift.length > 0) options.onPlan?.(drift);
+        const failed = await this.applyAll(assumed, signal, applied);
+        return result(failed);
+      }
       let state = await this.read(signal, leftovers);
       ignored = state.live.ignored;
       const cleanup = state.tables ? leftoverL7mpOps(state.tables) : [];

@@ -135,6 +135,8 @@ interface Entry {
   retryTimer?: unknown;
   /** clock.now() of the last completed read of the live state. */
   lastReadAt?: number;
+  /** The config the last reconcile applied successfully; cleared by any failure. */
+  applied?: L7mpConfig;
   removed: boolean;
 }
 
@@ -392,12 +394,18 @@ export class Reconciler extends EventEmitter<ReconcilerEvents> {
     entry.abort = controller;
     if (trigger !== 'check') this.update(entry, { phase: 'syncing' });
     let result: ProxyReconcileResult;
+    const config = entry.config;
     try {
-      result = await entry.reconciler.reconcile(entry.config, {
+      result = await entry.reconciler.reconcile(config, {
         signal: controller.signal,
         // Leftovers come from failed calls or outside changes: after a success, a desired change can
         // skip the three extra GETs; retries, checks, restarts and resyncs look.
         leftovers: trigger !== 'change' || entry.state.attempts > 0 || entry.lastReadAt === undefined,
+        // A desired change right after a success diffs against what was applied instead of re-reading the
+        // proxy (3 GETs of recursive dumps, most of a push's cost); drift checks still read it.
+        ...(trigger === 'change' && entry.state.attempts === 0 && entry.applied
+          ? { assumeLive: entry.applied }
+          : {}),
         onPlan: () => this.update(entry, { phase: 'syncing', inSync: false }),
       });
     } catch (e) {
@@ -407,6 +415,7 @@ export class Reconciler extends EventEmitter<ReconcilerEvents> {
     } finally {
       entry.abort = undefined;
     }
+    entry.applied = result.ok ? config : undefined;
     if (this.stopped || entry.removed) return undefined;
     return this.record(entry, trigger, version, result);
   }

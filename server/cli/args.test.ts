@@ -26,6 +26,30 @@ describe('parseArgs', () => {
     [['serve'], { command: 'serve', dir: 'examples/seed-example-1', host: '127.0.0.1', port: 3000 }],
     [['serve', 'm', '--port', '4000'], { command: 'serve', dir: 'm', host: '127.0.0.1', port: 4000 }],
     [
+      ['xds', 'serve', 'm', '--listen', '127.0.0.1:18001', '--insecure'],
+      { command: 'xds', sub: 'serve', dir: 'm', host: '127.0.0.1', port: 18001, insecure: true },
+    ],
+    [
+      ['xds', 'serve', 'm', '--listen', '9000', '--tls-dir', '/tmp/ca'],
+      {
+        command: 'xds',
+        sub: 'serve',
+        dir: 'm',
+        host: '127.0.0.1',
+        port: 9000,
+        insecure: false,
+        tlsDir: '/tmp/ca',
+      },
+    ],
+    [
+      ['xds', 'serve', 'm', '--insecure'],
+      { command: 'xds', sub: 'serve', dir: 'm', host: '127.0.0.1', port: 18000, insecure: true },
+    ],
+    [
+      ['xds', 'serve', 'm', '--listen=0.0.0.0:18000', '--insecure'],
+      { command: 'xds', sub: 'serve', dir: 'm', host: '0.0.0.0', port: 18000, insecure: true },
+    ],
+    [
       ['probe', 'gw', '--from', '127.0.0.100:9050', '--label', 'a=1', '--label', 'b=2', '--count', '3'],
       {
         command: 'probe',
@@ -52,6 +76,22 @@ describe('parseArgs', () => {
       'render: unknown option --toString (options: --format, --proxy, --live, --local-mesh)',
     ],
     [['serve', '--port', 'x'], 'serve: --port must be a port, not "x"'],
+    [['xds'], 'xds: missing sub-command (serve)'],
+    [['xds', 'run', 'm'], 'xds: unknown sub-command "run" (serve)'],
+    [['xds', 'serve', '--insecure'], 'xds serve: missing DIR (a directory or a manifest file)'],
+    [['xds', 'serve', 'm'], 'xds serve: pass --tls-dir PATH (mTLS) or --insecure (plaintext)'],
+    [
+      ['xds', 'serve', 'm', '--insecure', '--tls-dir', 'x'],
+      'xds serve: --insecure and --tls-dir exclude each other',
+    ],
+    [
+      ['xds', 'serve', 'm', '--insecure', '--listen', 'h:x'],
+      'xds serve: --listen must be [HOST:]PORT, not "h:x"',
+    ],
+    [
+      ['xds', 'serve', 'm', '--insecure', '--listen', '70000'],
+      'xds serve: --listen must be [HOST:]PORT, not "70000"',
+    ],
     [['probe'], 'probe: missing LISTENER (a VirtualService name)'],
     [['probe', 'gw', '--label', 'nokey'], 'probe: --label must be key=value, not "nokey"'],
   ])('%j is a usage error', (argv, message) => {

@@ -15,6 +15,15 @@ export type CliCommand =
     }
   | { command: 'serve'; dir: string; host: string; port: number }
   | {
+      command: 'xds';
+      sub: 'serve';
+      dir: string;
+      host: string;
+      port: number;
+      insecure: boolean;
+      tlsDir?: string;
+    }
+  | {
       command: 'probe';
       listener: string;
       url: string;
@@ -39,6 +48,7 @@ export const USAGE = `Usage:
   meshdeck render DIR --format l7mp|ops [--proxy NAME] [--live] [--local-mesh]
   meshdeck render DIR --format xds [--proxy NAME] [--local-mesh]
   meshdeck serve [DIR] [--host 127.0.0.1] [--port 3000]
+  meshdeck xds serve DIR [--listen [HOST:]PORT] (--insecure | --tls-dir PATH)
   meshdeck probe LISTENER [--payload TEXT] [--from ADDR[:PORT]] [--proxy POD] [--label k=v] [--count N] [--url URL]
   meshdeck help | --version
 `;
@@ -79,6 +89,16 @@ Usage:
       reconciler keeping the proxies in sync. Prints the console URL once the mesh is configured.
       Needs a production build (npm run build). Binds 127.0.0.1 unless --host says otherwise.
 
+  meshdeck xds serve DIR [--listen [HOST:]PORT] (--insecure | --tls-dir PATH)
+      Serve the mesh in DIR over xDS (ADS, Envoy v3) to proxyless gRPC clients and Envoy: the
+      resources of 'render --format xds', one snapshot per proxy (node id <ns>/<pod>). DIR is
+      watched: edits are re-rendered and pushed. Runs until SIGINT/SIGTERM.
+      --listen     where to listen (default 127.0.0.1:18000; a bare PORT means 127.0.0.1)
+      --insecure   plaintext, proxies unauthenticated (grpc-js-xds cannot present client
+                   certificates, so proxyless gRPC clients need this)
+      --tls-dir    mTLS: the root CA lives in PATH (created if missing); the server certificate
+                   is issued from it and proxies must present a certificate for their node id
+
   meshdeck probe LISTENER [--payload TEXT] [--from ADDR[:PORT]] [--proxy POD] [--label k=v] [--count N] [--url URL]
       Ask a running console (--url, default http://127.0.0.1:3000) to send a message through a
       listener (a VirtualService name) and print the echo, the path it took and the latency.
@@ -100,6 +120,7 @@ const FLAGS = {
   check: { json: false },
   render: { format: true, proxy: true, live: false, 'local-mesh': false },
   serve: { host: true, port: true },
+  xds: { listen: true, insecure: false, 'tls-dir': true },
   probe: { payload: true, from: true, proxy: true, label: true, count: true, url: true },
 } as const satisfies Record<string, Record<string, boolean>>;
 
@@ -109,16 +130,17 @@ export function parseArgs(argv: readonly string[]): CliCommand {
   if (first === undefined || first === 'help' || first === '--help' || first === '-h')
     return { command: 'help' };
   if (first === '--version' || first === '-V') return { command: 'version' };
-  if (first !== 'check' && first !== 'render' && first !== 'serve' && first !== 'probe') {
+  if (first !== 'check' && first !== 'render' && first !== 'serve' && first !== 'xds' && first !== 'probe') {
     throw new UsageError(
       first.startsWith('-')
         ? `unknown option ${first}`
-        : `unknown command "${first}" (commands: check, render, serve, probe)`,
+        : `unknown command "${first}" (commands: check, render, serve, xds, probe)`,
     );
   }
   const { positionals, flags, help, repeated } = splitArgs(first, rest);
   if (help) return { command: 'help' };
   if (first === 'serve') return parseServe(positionals, flags);
+  if (first === 'xds') return parseXds(positionals, flags);
   if (first === 'probe') return parseProbe(positionals, flags, repeated);
   const [dir, ...extra] = positionals;
   if (dir === undefined) throw new UsageError(`${first}: missing DIR (a directory or a manifest file)`);
@@ -156,6 +178,29 @@ function parseServe(positionals: string[], flags: Map<string, string>): CliComma
     host: flags.get('host') ?? '127.0.0.1',
     port,
   };
+}
+
+const DEFAULT_XDS_LISTEN = '127.0.0.1:18000';
+
+function parseXds(positionals: string[], flags: Map<string, string>): CliCommand {
+  const [sub, dir, ...extra] = positionals;
+  if (sub === undefined) throw new UsageError('xds: missing sub-command (serve)');
+  if (sub !== 'serve') throw new UsageError(`xds: unknown sub-command "${sub}" (serve)`);
+  if (dir === undefined) throw new UsageError('xds serve: missing DIR (a directory or a manifest file)');
+  if (extra.length > 0) throw new UsageError(`xds serve: unexpected argument "${extra[0]}"`);
+  const listen = flags.get('listen') ?? DEFAULT_XDS_LISTEN;
+  const m = /^(?:(\[[^\]]+\]|[^:]+):)?(\d+)$/.exec(listen);
+  const port = m ? Number(m[2]) : NaN;
+  if (!m || !Number.isInteger(port) || port < 1 || port > 65535)
+    throw new UsageError(`xds serve: --listen must be [HOST:]PORT, not "${listen}"`);
+  const host = m[1] ? m[1].replace(/^\[(.*)\]$/, '$1') : '127.0.0.1';
+  const insecure = flags.has('insecure');
+  const tlsDir = flags.get('tls-dir');
+  if (insecure && tlsDir !== undefined)
+    throw new UsageError('xds serve: --insecure and --tls-dir exclude each other');
+  if (!insecure && (tlsDir === undefined || tlsDir === ''))
+    throw new UsageError('xds serve: pass --tls-dir PATH (mTLS) or --insecure (plaintext)');
+  return { command: 'xds', sub: 'serve', dir, host, port, insecure, ...(tlsDir ? { tlsDir } : {}) };
 }
 
 function parseProbe(

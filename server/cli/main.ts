@@ -26,6 +26,8 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
         return await (await import('./runRender')).runRender(cmd, io);
       case 'serve':
         return await (await import('./runServe')).runServe(cmd, io);
+      case 'xds':
+        return await (await import('./runXds')).runXds(cmd, io);
       case 'probe':
         return await (await import('./runProbe')).runProbe(cmd, io);
     }

@@ -127,8 +127,8 @@ export interface Backend {
   stop(): Promise<void>;
 }
 
-/** A unary `/demo.Demo/Who` server on 127.0.0.1 answering `{backend: name}`. */
-export async function startBackend(name: string): Promise<Backend> {
+/** A unary `/demo.Demo/Who` server on `address` (default 127.0.0.1, any port) answering `{backend: name}`. */
+export async function startBackend(name: string, address = '127.0.0.1:0'): Promise<Backend> {
   const server = new grpc.Server();
   server.addService(
     {
@@ -147,7 +147,7 @@ export async function startBackend(name: string): Promise<Backend> {
     },
   );
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) =>
+    server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (e, p) =>
       e ? reject(e) : resolve(p),
     ),
   );

@@ -203,7 +203,7 @@ function renderCluster(t: ResolvedTarget, behind: Set<string>, diagnostics: Diag
     cluster.endpoints = t.endpoints.map((e): L7mpEndpoint => {
       const ep: L7mpEndpoint = {
         name: `${t.id}@${e.name ?? e.address}`,
-        spec: { ...(e.extra ?? {}), address: e.address },
+        spec: e.extra ? { ...e.extra, address: e.address } : { address: e.address },
       };
       if (e.weight !== undefined) ep.weight = e.weight;
       return ep;

@@ -143,17 +143,22 @@ export class ClusterIndex {
 
   /** Pods in `namespace` carrying all `labels` (sorted by key). An empty selector selects nothing. */
   podsMatching(namespace: string, labels: Record<string, string>): PodInfo[] {
-    const entries = Object.entries(labels);
-    if (entries.length === 0) return [];
+    // Called for every selector of a large mesh: no intermediate arrays or closures.
     let best: string[] | undefined;
-    for (const [k, v] of entries) {
-      const list = this.podsByLabel.get(`${namespace}\u0000${k}\u0000${v}`) ?? [];
+    let n = 0;
+    for (const k in labels) {
+      n++;
+      const list = this.podsByLabel.get(`${namespace}\u0000${k}\u0000${labels[k]}`);
+      if (!list) return [];
       if (!best || list.length < best.length) best = list;
     }
+    if (!best) return [];
     const out: PodInfo[] = [];
-    for (const key of best ?? []) {
+    for (const key of best) {
       const pod = this.pods.get(key)!;
-      if (entries.every(([k, v]) => pod.labels[k] === v)) out.push(pod);
+      let all = true;
+      if (n > 1) for (const k in labels) if (pod.labels[k] !== labels[k]) all = false;
+      if (all) out.push(pod);
     }
     return out;
   }
@@ -175,7 +180,13 @@ export function sliceEndpoints(namespace: string, slices: readonly EndpointSlice
       }
     }
   }
-  return endpoints.sort((a, b) => cmp(a.address, b.address));
+  for (let i = 1; i < endpoints.length; i++)
+    if (endpoints[i - 1]!.address > endpoints[i]!.address) return endpoints.sort(byAddress);
+  return endpoints;
+}
+
+function byAddress(a: ResolvedEndpoint, b: ResolvedEndpoint): number {
+  return a.address < b.address ? -1 : a.address > b.address ? 1 : 0;
 }
 
 function push(m: Map<string, string[]>, k: string, v: string): void {

@@ -4,6 +4,7 @@ import type { Snapshot } from '../model/snapshot';
 import { sliceEndpoints } from './clusterIndex';
 import { type CompiledMesh, compileMesh } from './compileMesh';
 import { renderL7mpProxy } from './renderL7mp';
+import { jsonEqual } from '../util/jsonEqual';
 
 /** What an update did: the proxies whose desired config changed, and whether it took the fast path. */
 export interface EngineUpdate {
@@ -97,7 +98,7 @@ export class MeshEngine {
       const config = renderL7mpProxy(mesh, p).config;
       const prev = l7mp.proxies[p];
       if (!prev) continue; // a proxyless gRPC client: no l7mp config
-      if (JSON.stringify(prev.config) === JSON.stringify(config)) continue;
+      if (jsonEqual(prev.config, config)) continue;
       l7mp.proxies[p] = { proxy: prev.proxy, config };
       changed.push(p);
     }
@@ -144,7 +145,7 @@ function changedProxies(a: CompiledMesh, b: CompiledMesh): string[] {
   for (const id of [...ids].sort()) {
     const x = a.l7mp.proxies[id];
     const y = b.l7mp.proxies[id];
-    if (!x || !y || JSON.stringify(x) !== JSON.stringify(y)) out.push(id);
+    if (!x || !y || !jsonEqual(x, y)) out.push(id);
   }
   return out;
 }

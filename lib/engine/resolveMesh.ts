@@ -104,6 +104,8 @@ class MeshResolver {
   private readonly generatedVsByService = new Map<string, ResolvedVirtualService | null>();
   private readonly routes = new Map<string, ResolvedRoute | null>();
   private readonly targets = new Map<string, ResolvedTarget | null>();
+  /** Named Targets by `namespace/name`; null while resolving or when invalid. */
+  private readonly namedTargets = new Map<string, ResolvedTarget | null>();
   private readonly vsResolving = new Set<string>();
 
   constructor(private readonly snapshot: Snapshot) {
@@ -551,8 +553,9 @@ class MeshResolver {
   }
 
   private resolveNamedTarget(key: string): ResolvedTarget | null {
-    if (this.targets.has(`named:${key}`)) return this.targets.get(`named:${key}`)!;
-    this.targets.set(`named:${key}`, null); // guards against re-entry
+    const known = this.namedTargets.get(key);
+    if (known !== undefined) return known;
+    this.namedTargets.set(key, null); // guards against re-entry
     const t = this.userTargets.get(key)!;
     const ref = refOf(t);
     const id = longName(ref.name, ref.namespace!, 'target');
@@ -567,7 +570,7 @@ class MeshResolver {
       const sel = this.select(t.spec.selector, ref.namespace!, ref, 'spec.selector', new Set());
       built.selectedProxies = sel.pods.filter((p) => p.proxy).map((p) => p.key);
     }
-    this.targets.set(`named:${key}`, built);
+    this.namedTargets.set(key, built);
     if (built) this.targets.set(id, built);
     return built;
   }
@@ -584,20 +587,32 @@ class MeshResolver {
     },
   ): ResolvedTarget | null {
     const own = protocolOf(spec, CLUSTER_PROTOCOL_KEYS);
-    const ctx: RefCtx = {
-      namespace: meta.namespace,
-      owner: meta.ref,
-      ownerLong: meta.id,
-      path: meta.diagPath,
-    };
-    const at = (p: string): string => (meta.diagPath ? `${meta.diagPath}.${p}` : p);
+    // This runs once per Target of a mesh with thousands: no closures or object spreads here.
+    const at = (p: string): string => atPath(meta.diagPath, p);
     const fail = (message: string, p: string): null => {
       this.report('error', 'invalid-target', message, meta.ref, p);
       return null;
     };
-    const base = { id: meta.id, ref: meta.ref, origin: meta.origin, selectedProxies: [] as string[] };
-    if (meta.path) Object.assign(base, { path: meta.path });
-    const lb = spec.loadbalancer ? { loadbalancer: spec.loadbalancer } : {};
+    const made = (
+      protocol: ProtocolOf<ClusterProtocolKey>,
+      endpoints: ResolvedEndpoint[],
+      managed: boolean,
+      endpointSources: string[],
+    ): ResolvedTarget => {
+      const t: ResolvedTarget = {
+        id: meta.id,
+        ref: meta.ref,
+        origin: meta.origin,
+        selectedProxies: [],
+        protocol,
+        endpoints,
+        managed,
+        endpointSources,
+      };
+      if (meta.path) t.path = meta.path;
+      if (spec.loadbalancer) t.loadbalancer = spec.loadbalancer;
+      return t;
+    };
     if (own && isVirtualClusterKey(own.key)) {
       if (spec.serviceName || spec.endpoints || spec.split) {
         return fail(
@@ -605,9 +620,20 @@ class MeshResolver {
           at(own.key),
         );
       }
-      return { ...base, ...lb, protocol: own, endpoints: [], managed: false, endpointSources: [] };
+      return made(own, [], false, []);
     }
-    if (spec.split) return this.buildSplitTarget(spec, own, base, lb, ctx, at);
+    const ctx: RefCtx = {
+      namespace: meta.namespace,
+      owner: meta.ref,
+      ownerLong: meta.id,
+      path: meta.diagPath,
+    };
+    if (spec.split) {
+      const base = { id: meta.id, ref: meta.ref, origin: meta.origin, selectedProxies: [] as string[] };
+      if (meta.path) Object.assign(base, { path: meta.path });
+      const lb = spec.loadbalancer ? { loadbalancer: spec.loadbalancer } : {};
+      return this.buildSplitTarget(spec, own, base, lb, ctx, at);
+    }
     if (spec.serviceName) {
       const vs = this.vsByName(spec.serviceName, ctx, at('serviceName'));
       if (!vs) return null;
@@ -626,15 +652,8 @@ class MeshResolver {
           at(protocol.key),
         );
       }
-      const target: ResolvedTarget = {
-        ...base,
-        ...lb,
-        protocol,
-        endpoints: vs.endpoints,
-        managed: true,
-        endpointSources: [vs.longName],
-      };
-      this.warnNoEndpoints(target, vs, meta.ref, at('serviceName'));
+      const target = made(protocol, vs.endpoints, true, [vs.longName]);
+      if (vs.endpoints.length === 0) this.warnNoEndpoints(target, vs, meta.ref, at('serviceName'));
       return target;
     }
     if (spec.endpoints) {
@@ -643,26 +662,12 @@ class MeshResolver {
           'a Target with explicit endpoints needs a protocol key (udp, tcp, websocket, jsonsocket, ...)',
           meta.diagPath || 'spec',
         );
-      return {
-        ...base,
-        ...lb,
-        protocol: own,
-        endpoints: this.explicitEndpoints(spec.endpoints, meta.ref, at('endpoints')),
-        managed: false,
-        endpointSources: [],
-      };
+      return made(own, this.explicitEndpoints(spec.endpoints, meta.ref, at('endpoints')), false, []);
     }
     if (own?.key === 'unixdomainsocket') {
       // l7mp 0.5.7 ignores spec.filename on a cluster: the socket path must be the endpoint address.
       const filename = String(own.spec.filename);
-      return {
-        ...base,
-        ...lb,
-        protocol: { key: 'unixdomainsocket', spec: {} },
-        endpoints: [{ address: filename }],
-        managed: false,
-        endpointSources: [],
-      };
+      return made({ key: 'unixdomainsocket', spec: {} }, [{ address: filename }], false, []);
     }
     return fail(
       'a Target needs endpoints: give serviceName, endpoints or split (or a unixdomainsocket filename)',
@@ -1003,7 +1008,7 @@ class MeshResolver {
     const routesByLong = new Map<string, ResolvedRoute>();
     for (const r of this.routes.values()) if (r) routesByLong.set(r.longName, r);
     const usedRoutes = new Set<string>();
-    for (const [proxy, p] of placement) {
+    for (const p of placement.values()) {
       for (const l of p.listeners) {
         for (const rule of vsByLong.get(l)!.rules) {
           let body: ResolvedRouteBody;
@@ -1012,14 +1017,16 @@ class MeshResolver {
             usedRoutes.add(rule.route.named);
             body = routesByLong.get(rule.route.named)!.body;
           } else body = rule.route.inline;
-          for (const t of [body.destination, ...body.ingress, ...body.egress]) p.clusters.add(t);
+          p.clusters.add(body.destination);
+          for (const t of body.ingress) p.clusters.add(t);
+          for (const t of body.egress) p.clusters.add(t);
         }
       }
-      void proxy;
     }
     const targets: Record<string, ResolvedTarget> = {};
-    for (const [id, t] of [...this.targets].sort(([a], [b]) => cmp(a, b))) {
-      if (!t || id.startsWith('named:')) continue;
+    for (const id of [...this.targets.keys()].sort()) {
+      const t = this.targets.get(id);
+      if (!t) continue;
       targets[id] = t;
       for (const proxy of t.selectedProxies) slot(proxy).clusters.add(id);
     }
@@ -1100,6 +1107,10 @@ class MeshResolver {
       }
     }
   }
+}
+
+function atPath(diagPath: string, p: string): string {
+  return diagPath ? `${diagPath}.${p}` : p;
 }
 
 function bindKey(protocol: ProtocolOf<ListenerProtocolKey>): string | undefined {

@@ -3,6 +3,13 @@
  * timed from the change until the last proxy is configured (p50/p99 over --changes rounds). Also the
  * memory of the local mesh (RSS of every l7mp process and of this control plane). Prints one JSON
  * object; figures, never assertions. `npm run bench:l7mp`.
+ *
+ * The change moves one endpoint of the Service every proxy routes to, which costs each proxy two calls
+ * (l7mp has no update: DELETE the old endpoint, POST the new one). Rounds are spaced by --gap-ms
+ * (default 50) and the first --warmup rounds (default 10) are not counted: a freshly started l7mp runs
+ * its first calls unoptimised (2-3x slower), which a running mesh has long left behind. The CPU time
+ * each round costs the l7mp processes and this control plane is reported too, because on a 2-core
+ * machine it bounds the latency: no push can beat (l7mp CPU + our CPU) / 2.
  */
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -21,6 +28,8 @@ function arg(name: string, fallback: number): number {
 }
 const proxies = arg('proxies', 20);
 const changes = arg('changes', 50);
+const warmup = arg('warmup', 10);
+const gapMs = arg('gap-ms', 50);
 const basePort = arg('base-port', 21000);
 
 /** N gateway pods, each with a UDP listener whose route goes to the shared backend Service. */
@@ -75,6 +84,16 @@ function slice(round: number): EndpointSlice {
   };
 }
 
+/** user + system CPU of a process so far, in ms (clock ticks are 10 ms on Linux). */
+function cpuMs(pid: number): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(f[11]) + Number(f[12])) * 10;
+  } catch {
+    return 0;
+  }
+}
+
 function rssMb(pid: number): number {
   try {
     const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -110,8 +129,15 @@ try {
   await reconciler.whenIdle();
   const initialPushMs = performance.now() - t0 - startupMs;
 
+  const pids = supervisor.statuses().flatMap((st) => (st.pid ? [st.pid] : []));
+  const l7mpCpu = () => pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
   const times: number[] = [];
-  for (let round = 1; round <= changes; round++) {
+  const l7mpCpuPerRound: number[] = [];
+  const ourCpuPerRound: number[] = [];
+  for (let round = 1; round <= warmup + changes; round++) {
+    await new Promise((resolve) => setTimeout(resolve, gapMs));
+    const c0 = l7mpCpu();
+    const m0 = process.cpuUsage();
     const s = performance.now();
     const u = engine.setServiceEndpointSlices('default', 'backend', [slice(round)]);
     reconciler.setDesired(desired());
@@ -121,9 +147,14 @@ try {
       throw new Error(`round ${round}: not every proxy in sync`);
     if (u.changedProxies.length !== proxies)
       throw new Error(`round ${round}: ${u.changedProxies.length} proxies changed`);
+    if (round <= warmup) continue;
     times.push(t);
+    l7mpCpuPerRound.push(l7mpCpu() - c0);
+    const m = process.cpuUsage(m0);
+    ourCpuPerRound.push((m.user + m.system) / 1000);
   }
   times.sort((a, b) => a - b);
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
   const pct = (p: number) => times[Math.min(times.length - 1, Math.floor((p / 100) * times.length))] ?? NaN;
   const l7mpRss = supervisor.statuses().reduce((sum, st) => sum + (st.pid ? rssMb(st.pid) : 0), 0);
   const r = (x: number) => Math.round(x * 10) / 10;
@@ -131,6 +162,8 @@ try {
     JSON.stringify({
       proxies,
       changes,
+      warmup,
+      gapMs,
       startupMs: r(startupMs),
       initialPushMs: r(initialPushMs),
       changeToLastProxyConfiguredMs: {
@@ -138,6 +171,11 @@ try {
         p99: r(pct(99)),
         max: r(times[times.length - 1] ?? NaN),
       },
+      cpuPerRoundMs: {
+        l7mpMedian: r(median(l7mpCpuPerRound)),
+        controlPlaneMedian: r(median(ourCpuPerRound)),
+      },
+      requestsPerRound: proxies * 2,
       memoryMb: {
         l7mpTotal: r(l7mpRss),
         l7mpPerProxy: r(l7mpRss / proxies),

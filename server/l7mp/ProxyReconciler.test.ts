@@ -295,6 +295,27 @@ describe('ProxyReconciler in-flight rules (scripted client)', () => {
     );
   });
 
+  it('overlaps the DELETE and POST of an endpoint move, but not a re-add under the same name', async () => {
+    const before = config({ clusters: [udpCluster('c0', 9000, ['10.0.0.1', '10.0.0.2'])] });
+    const moved = config({ clusters: [udpCluster('c0', 9000, ['10.0.0.2', '10.0.0.3'])] });
+    const scripted = new ScriptedClient();
+    const result = await new ProxyReconciler(scripted).reconcile(moved, { assumeLive: before });
+    expect(summary(result.applied)).toEqual(['DELETE endpoint c0@10.0.0.1', 'POST endpoint c0@10.0.0.3']);
+    expect(scripted.log.indexOf('start c0@10.0.0.3')).toBeLessThan(scripted.log.indexOf('end c0@10.0.0.1'));
+
+    const reweighted = structuredClone(moved);
+    reweighted.clusters[0]!.endpoints![1]!.weight = 5;
+    const again = new ScriptedClient();
+    const second = await new ProxyReconciler(again).reconcile(reweighted, { assumeLive: moved });
+    expect(summary(second.applied)).toEqual(['DELETE endpoint c0@10.0.0.3', 'POST endpoint c0@10.0.0.3']);
+    expect(again.log).toEqual([
+      'start c0@10.0.0.3',
+      'end c0@10.0.0.3',
+      'start c0@10.0.0.3',
+      'end c0@10.0.0.3',
+    ]);
+  });
+
   it('reads the rule tables for leftovers unless told not to', async () => {
     const scripted = new ScriptedClient();
     const reconciler = new ProxyReconciler(scripted);

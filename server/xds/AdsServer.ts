@@ -29,6 +29,7 @@ import {
   type EncodedAny,
 } from './envoyProtos';
 import type { NodeSnapshot, SnapshotCache } from './SnapshotCache';
+import { discoveryResponsePrefix, withNonce } from './discoveryResponseBytes';
 
 export type SyncStatus = 'SYNCED' | 'STALE' | 'NACKED' | 'NOT SENT';
 
@@ -150,6 +151,7 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
   private server: grpc.Server | undefined;
   private readonly streams = new Map<number, StreamCtx>();
   private readonly byNode = new Map<string, Set<StreamCtx>>();
+  private readonly envelopes = new Map<string, Buffer>();
   private readonly cache: SnapshotCache;
   private readonly log: { info: (m: string) => void; warn: (m: string) => void };
   private tls = false;
@@ -189,7 +191,7 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
       throw new Error('listen: pass tls {key, cert, ca}, or insecure: true to serve plaintext');
     }
     const server = new grpc.Server({ 'grpc.keepalive_permit_without_calls': 1 });
-    server.addService(adsServiceDefinition(), {
+    server.addService(passThroughBuffers(adsServiceDefinition()), {
       StreamAggregatedResources: (call: grpc.ServerDuplexStream<DiscoveryRequest, unknown>) =>
         this.sotw(call),
       DeltaAggregatedResources: (call: grpc.ServerDuplexStream<DeltaDiscoveryRequest, unknown>) =>
@@ -220,6 +222,19 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
         resolve();
       });
     });
+  }
+
+  /** The shared bytes of a SotW response before its nonce; a push encodes each content once. */
+  private envelope(typeUrl: string, key: string, version: string, resources: EncodedAny[]): Buffer {
+    const k = `${typeUrl}|${key}`;
+    let bytes = this.envelopes.get(k);
+    if (!bytes) {
+      // Bounded: contents of the past few pushes; older ones are re-encoded if ever asked again.
+      if (this.envelopes.size >= 4096) this.envelopes.clear();
+      bytes = discoveryResponsePrefix(version, resources, typeUrl);
+      this.envelopes.set(k, bytes);
+    }
+    return bytes;
   }
 
   /** One entry per connected stream (a reconnecting proxy may briefly have two). */
@@ -364,7 +379,7 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
       st.lastSentNonce = nonce;
       st.lastSentKey = key;
       st.awaiting = true;
-      call.write({ version_info: ts.version, resources, type_url: typeUrl, nonce });
+      call.write(withNonce(this.envelope(typeUrl, key, ts.version, resources), nonce));
       this.emitStatus(s);
     };
     call.on('data', (req: DiscoveryRequest) => {
@@ -522,4 +537,17 @@ function sameNames(a: Set<string> | null, b: Set<string> | null): boolean {
   if (a.size !== b.size) return false;
   for (const n of a) if (!b.has(n)) return false;
   return true;
+}
+
+/** The ADS service with response serializers that send pre-encoded bytes (a Buffer) as they are. */
+function passThroughBuffers(def: grpc.ServiceDefinition): grpc.ServiceDefinition {
+  return Object.fromEntries(
+    Object.entries(def).map(([name, method]) => {
+      const serialize = method.responseSerialize;
+      return [
+        name,
+        { ...method, responseSerialize: (v: unknown) => (Buffer.isBuffer(v) ? v : serialize(v)) },
+      ];
+    }),
+  );
 }

@@ -171,6 +171,9 @@ export class SnapshotCache extends EventEmitter<{
   private readonly encoded = new Map<string, EncodedEntry>();
   private timer: NodeJS.Timeout | undefined;
   private firstStagedAt = 0;
+  private lastStagedAt = 0;
+  /** Per-type results of frozen input lists, so one render shared by many nodes is hashed once. */
+  private readonly typeMemo = new WeakMap<readonly XdsResource[], { keys: string[]; type: TypeSnapshot }>();
   private readonly coalesceMs: number;
   private readonly maxDelayMs: number;
   /** Encodes performed (for tests/benches: each distinct content is encoded once). */
@@ -228,6 +231,19 @@ export class SnapshotCache extends EventEmitter<{
     const types = {} as Record<XdsTypeUrl, TypeSnapshot>;
     try {
       for (const t of XDS_TYPE_URLS) {
+        const list = input[INPUT_KEYS[t]] ?? [];
+        const known = Object.isFrozen(list) ? this.typeMemo.get(list) : undefined;
+        if (known && known.keys.every((k) => this.encoded.has(k))) {
+          // The same frozen list as an earlier call (identical replicas share one render): its
+          // resources and version are already known.
+          for (const k of known.keys) {
+            this.encoded.get(k)!.refs++;
+            taken.push(k);
+          }
+          types[t] = known.type;
+          continue;
+        }
+        const keys: string[] = [];
         const resources = new Map<string, CachedResource>();
         const parts: string[] = [];
         for (const r of input[INPUT_KEYS[t]] ?? []) {
@@ -242,11 +258,13 @@ export class SnapshotCache extends EventEmitter<{
           }
           entry.refs++;
           taken.push(key);
+          keys.push(key);
           resources.set(name, { name, hash: h, any: entry.any, object: entry.object });
           parts.push(`${name}=${h}`);
         }
         parts.sort();
         types[t] = { version: hash(parts.join('\n')), resources };
+        if (Object.isFrozen(list)) this.typeMemo.set(list, { keys, type: types[t] });
       }
     } catch (e) {
       this.release(taken);
@@ -305,10 +323,22 @@ export class SnapshotCache extends EventEmitter<{
     if (replaced) this.releaseSnapshot(replaced);
     this.staged.set(nodeId, snap);
     const now = Date.now();
-    if (!this.timer) this.firstStagedAt = now;
-    else clearTimeout(this.timer);
-    const delay = Math.max(0, Math.min(this.coalesceMs, this.firstStagedAt + this.maxDelayMs - now));
-    this.timer = setTimeout(() => this.flush(), delay);
+    this.lastStagedAt = now;
+    // One timer per burst, not one per call: a push to 2,000 nodes stages 2,000 snapshots.
+    if (this.timer) return;
+    this.firstStagedAt = now;
+    this.arm(this.coalesceMs);
+  }
+
+  /** Flushes once the burst has been quiet for coalesceMs, or maxDelayMs after it began. */
+  private arm(delay: number): void {
+    this.timer = setTimeout(() => {
+      const now = Date.now();
+      const quietFor = now - this.lastStagedAt;
+      const left = this.firstStagedAt + this.maxDelayMs - now;
+      if (quietFor < this.coalesceMs && left > 0) this.arm(Math.min(this.coalesceMs - quietFor, left));
+      else this.flush();
+    }, delay);
     this.timer.unref?.();
   }
 

@@ -1,0 +1,50 @@
+/**
+ * Hand-encoded `envoy.service.discovery.v3.DiscoveryResponse` bytes. A push to N streams of the same
+ * content differs only in the nonce, so the part before it (version_info, resources, type_url) is
+ * encoded once per content and shared, and each stream appends its nonce (field 5): no protobufjs
+ * `fromObject`/`encode` per stream, which copied every resource's bytes once per stream.
+ * Field numbers from envoy/service/discovery/v3/discovery.proto and google/protobuf/any.proto.
+ */
+import type { EncodedAny } from './envoyProtos';
+
+function varint(n: number): Buffer {
+  const out: number[] = [];
+  while (n > 0x7f) {
+    out.push((n & 0x7f) | 0x80);
+    n = Math.floor(n / 128);
+  }
+  out.push(n);
+  return Buffer.from(out);
+}
+
+/** A length-delimited field (wire type 2). */
+function lengthDelimited(field: number, bytes: Buffer): Buffer[] {
+  return [varint((field << 3) | 2), varint(bytes.length), bytes];
+}
+
+function stringField(field: number, value: string): Buffer[] {
+  return value === '' ? [] : lengthDelimited(field, Buffer.from(value, 'utf8'));
+}
+
+/** Fields 1 (version_info), 2 (resources as Any) and 4 (type_url) of a DiscoveryResponse. */
+export function discoveryResponsePrefix(
+  versionInfo: string,
+  resources: readonly EncodedAny[],
+  typeUrl: string,
+): Buffer {
+  const parts: Buffer[] = [...stringField(1, versionInfo)];
+  for (const r of resources) {
+    const any = Buffer.concat([
+      ...stringField(1, r.type_url),
+      ...(r.value.length ? lengthDelimited(2, r.value) : []),
+    ]);
+    parts.push(...lengthDelimited(2, any));
+  }
+  parts.push(...stringField(4, typeUrl));
+  return Buffer.concat(parts);
+}
+
+/** A complete DiscoveryResponse: the shared prefix plus field 5 (nonce). */
+export function withNonce(prefix: Buffer, nonce: string): Buffer {
+  return Buffer.concat([prefix, ...stringField(5, nonce)]);
+}

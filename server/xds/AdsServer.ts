@@ -30,6 +30,7 @@ import {
 } from './envoyProtos';
 import type { NodeSnapshot, SnapshotCache } from './SnapshotCache';
 import { discoveryResponsePrefix, withNonce } from './discoveryResponseBytes';
+import { RotatingCertificates, type TlsMaterial } from './rotatingCertificates';
 
 export type SyncStatus = 'SYNCED' | 'STALE' | 'NACKED' | 'NOT SENT';
 
@@ -152,6 +153,7 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
   private readonly streams = new Map<number, StreamCtx>();
   private readonly byNode = new Map<string, Set<StreamCtx>>();
   private readonly envelopes = new Map<string, Buffer>();
+  private certificates: RotatingCertificates | undefined;
   private readonly cache: SnapshotCache;
   private readonly log: { info: (m: string) => void; warn: (m: string) => void };
   private tls = false;
@@ -174,12 +176,8 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
     const host = options.host ?? '127.0.0.1';
     let creds: grpc.ServerCredentials;
     if ('tls' in options && options.tls) {
-      const { key, cert, ca } = options.tls;
-      creds = grpc.ServerCredentials.createSsl(
-        Buffer.from(ca),
-        [{ private_key: Buffer.from(key), cert_chain: Buffer.from(cert) }],
-        true,
-      );
+      this.certificates = new RotatingCertificates(options.tls);
+      creds = this.certificates.serverCredentials();
       this.tls = true;
     } else if ('insecure' in options && options.insecure === true) {
       creds = grpc.ServerCredentials.createInsecure();
@@ -222,6 +220,15 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
         resolve();
       });
     });
+  }
+
+  /**
+   * Renews the server certificate (and CA) of a TLS server without a restart: new connections get it,
+   * open streams keep theirs. Throws on a plaintext server.
+   */
+  updateTls(material: TlsMaterial): void {
+    if (!this.certificates) throw new Error('updateTls: this ADS server does not serve TLS');
+    this.certificates.update(material);
   }
 
   /** The shared bytes of a SotW response before its nonce; a push encodes each content once. */

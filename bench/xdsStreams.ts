@@ -10,6 +10,7 @@
  * - eds: one endpoint change for every node -> per-stream ACK time (the client writes its ACK as the
  *   response arrives), p50/p99/max ms from the moment the bench asked the server to set it
  * - rds: one route added to every node's RouteConfiguration, same figures
+ * - rds, one proxy: a route added for a single node (30 times) while every stream stays connected
  * - rss: server RSS idle (snapshots loaded) and with the streams, and per stream (KB)
  * Prints JSON; no assertions. Run: `node --import tsx bench/xdsStreams.ts [counts...]`.
  */
@@ -89,6 +90,20 @@ async function main() {
     for (let k = 1; k <= 3; k++) eds.push(await push(TypeUrls.endpoint, snap([10000 + round, 11000 + k])));
     const rds = [];
     for (let k = 1; k <= 3; k++) rds.push(await push(TypeUrls.route, snap([10000 + round, 11003], k)));
+    // P3 as one operator edit: a route added for one proxy while all the others stay connected.
+    const one: number[] = [];
+    for (let k = 1; k <= 30; k++) {
+      const c = clients[k % n]!;
+      const before = c.latest.get(TypeUrls.route)!.version;
+      const start = performance.now();
+      await ads.request('setMany', {
+        nodeIds: [nodeIds[k % n]!],
+        snapshot: snap([10000 + round, 11003], 3 + k),
+      });
+      await waitFor('route on one node', () => c.latest.get(TypeUrls.route)!.version !== before, 10_000, 1);
+      one.push(c.latest.get(TypeUrls.route)!.at - start);
+      await new Promise((r) => setTimeout(r, 20));
+    }
     const median = (xs: { p50: number; p99: number; max: number }[]) => {
       const s = [...xs].sort((a, b) => a.p99 - b.p99);
       return s[Math.floor(s.length / 2)]!;
@@ -99,6 +114,7 @@ async function main() {
       connectAllConfiguredMs: connectMs,
       edsChangeAckMs: { ...median(eds), runs: eds },
       routeAddAckMs: { ...median(rds), runs: rds },
+      routeAddOneProxyAckMs: { p50: pct(one, 50), p99: pct(one, 99), max: pct(one, 100), runs: one.length },
       serverRssMB: { idle: Math.round(rssIdle / 1e6), withStreams: Math.round(rssStreams / 1e6) },
       serverRssPerStreamKB: Math.round((rssStreams - rssIdle) / n / 1024),
     });

@@ -1,0 +1,314 @@
+/**
+ * The console's draft, kept on the server (issue 5 §1: it survives a page reload and a server
+ * restart). It lives in `<stateDir>/console/draft.json`, written atomically on every accepted save;
+ * it starts as a copy of the mesh directory's manifests and layout file. Saves name the revision
+ * they were based on, so two tabs cannot overwrite each other silently.
+ *
+ * Methods answer with outcomes instead of throwing classes: route handlers are bundled apart from
+ * the server that creates the store, so `instanceof` would not recognise its errors there.
+ */
+import { createHash } from 'node:crypto';
+import { readdir, readFile, realpath, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { DraftDoc, DraftState } from '@/lib/console/draftDoc';
+import { formatFieldPath } from '@/lib/model/fieldPath';
+import {
+  managedPathProblem,
+  MAX_DRAFT_BYTES,
+  MAX_DRAFT_FILES,
+  meshDirHash,
+  parseLayout,
+  readMeshDirContent,
+  writeFileAtomic,
+} from './meshDirFiles';
+
+/** The body of `PUT /api/draft`. */
+export const PutDraftBody = z.strictObject({
+  draft: DraftDoc,
+  baseRevision: z.number().int().nonnegative(),
+});
+export type PutDraftBody = z.infer<typeof PutDraftBody>;
+
+/** One field a request got wrong: where (a field path) and why. */
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+/** What the draft file holds: the state and the mesh directory it belongs to. */
+const DraftFile = z.strictObject({
+  format: z.literal(1),
+  /** The mesh directory (resolved), so that a draft is never applied to another directory. */
+  meshDir: z.string(),
+  state: DraftState,
+});
+type DraftFile = z.infer<typeof DraftFile>;
+
+export type SaveOutcome =
+  | { ok: true; revision: number; updatedAt: string }
+  | { ok: false; status: 400; body: { error: string; fields: FieldError[] } }
+  | { ok: false; status: 409; body: { error: string; current: DraftState } }
+  | { ok: false; status: 500; body: { error: string } };
+
+export interface DraftStoreOptions {
+  meshDir: string;
+  /** The control plane's state directory; the draft goes to `<stateDir>/console/draft.json`. */
+  stateDir: string;
+  logger?: Pick<Console, 'warn'>;
+  now?: () => Date;
+}
+
+/** Keeps one draft per mesh directory; see the file comment. */
+export class DraftStore {
+  readonly file: string;
+  private readonly consoleDir: string;
+  private readonly logger: Pick<Console, 'warn'>;
+  private readonly now: () => Date;
+  private state: DraftState | undefined;
+  private realMeshDir: string | undefined;
+  /** Every read and write runs after the previous one: saves are ordered and never interleave. */
+  private queue: Promise<unknown> = Promise.resolve();
+  private applying = false;
+
+  constructor(private readonly options: DraftStoreOptions) {
+    this.consoleDir = path.join(options.stateDir, 'console');
+    this.file = path.join(this.consoleDir, 'draft.json');
+    this.logger = options.logger ?? console;
+    this.now = options.now ?? (() => new Date());
+  }
+
+  /** The mesh directory this draft belongs to. */
+  get meshDir(): string {
+    return this.options.meshDir;
+  }
+
+  /** The current draft, loading it from disk (or starting it from the mesh directory) on first use. */
+  get(): Promise<DraftState> {
+    return this.exclusive(() => this.current());
+  }
+
+  /**
+   * Saves a draft (`PUT /api/draft`): 400 with the fields at fault when the body is not a valid
+   * draft, 409 with the current state when `baseRevision` is not the current revision.
+   */
+  save(body: unknown): Promise<SaveOutcome> {
+    const fields = draftBodyProblems(body);
+    if (fields.length > 0)
+      return Promise.resolve({ ok: false, status: 400, body: { error: 'invalid draft', fields } });
+    const { draft, baseRevision } = body as PutDraftBody;
+    return this.exclusive(async (): Promise<SaveOutcome> => {
+      let current: DraftState;
+      try {
+        current = await this.current();
+      } catch (e) {
+        return { ok: false, status: 500, body: { error: (e as Error).message } };
+      }
+      if (baseRevision !== current.revision)
+        return {
+          ok: false,
+          status: 409,
+          body: {
+            error: `the draft was saved elsewhere since revision ${baseRevision} (it is at revision ${current.revision}): reload it and edit again`,
+            current,
+          },
+        };
+      const next: DraftState = {
+        draft,
+        revision: current.revision + 1,
+        baseHash: current.baseHash,
+        updatedAt: this.now().toISOString(),
+      };
+      try {
+        await this.persist(next);
+      } catch (e) {
+        // The previous revision stays, on disk and in memory: nothing the client sent is half-kept.
+        return { ok: false, status: 500, body: { error: `cannot save the draft: ${(e as Error).message}` } };
+      }
+      return { ok: true, revision: next.revision, updatedAt: next.updatedAt };
+    });
+  }
+
+  /** Starts the draft again from the mesh directory (`POST /api/draft/reset`); the revision still increases. */
+  reset(): Promise<DraftState> {
+    return this.exclusive(async () => {
+      const previous = await this.current().catch(() => undefined);
+      const next = await this.fromMeshDir((previous?.revision ?? -1) + 1);
+      await this.persist(next);
+      return next;
+    });
+  }
+
+  /** Records that the mesh directory now has this content hash (after an apply wrote the draft). */
+  markApplied(baseHash: string): Promise<DraftState> {
+    return this.exclusive(async () => {
+      const next = { ...(await this.current()), baseHash };
+      await this.persist(next);
+      return next;
+    });
+  }
+
+  /** Takes the apply lock: a release function, or undefined while another apply runs. */
+  tryBeginApply(): (() => void) | undefined {
+    if (this.applying) return undefined;
+    this.applying = true;
+    return () => {
+      this.applying = false;
+    };
+  }
+
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(fn, fn);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async current(): Promise<DraftState> {
+    if (this.state) return this.state;
+    const meshDir = await this.resolvedMeshDir();
+    const loaded = await this.load(meshDir);
+    if (loaded) return (this.state = loaded);
+    const fresh = await this.fromMeshDir(0);
+    await this.persist(fresh);
+    return fresh;
+  }
+
+  /** The saved draft of this mesh directory, or undefined if there is none (or it cannot be used). */
+  private async load(meshDir: string): Promise<DraftState | undefined> {
+    let text: string;
+    try {
+      text = await readFile(this.file, 'utf8');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT')
+        throw new Error(`${this.file}: cannot read (${(e as Error).message})`);
+      return this.unpark(meshDir);
+    }
+    let saved: DraftFile;
+    try {
+      saved = DraftFile.parse(JSON.parse(text));
+    } catch (e) {
+      const why = e instanceof z.ZodError ? describeZodError(e) : (e as Error).message;
+      const kept = await this.keepAside('corrupt');
+      this.logger.warn(
+        `meshdeck console: ${this.file} is not a valid draft (${why}); kept it as ${kept} and started the draft again from ${meshDir}`,
+      );
+      return undefined;
+    }
+    if (saved.meshDir === meshDir) return saved.state;
+    // Another mesh directory's draft: parked under its own name, restored when that directory is served again.
+    const parked = this.parkedFile(saved.meshDir);
+    await rename(this.file, parked);
+    this.logger.warn(
+      `meshdeck console: the draft of ${saved.meshDir} is kept in ${parked} while ${meshDir} is served`,
+    );
+    return this.unpark(meshDir);
+  }
+
+  private async unpark(meshDir: string): Promise<DraftState | undefined> {
+    const parked = this.parkedFile(meshDir);
+    let text: string;
+    try {
+      text = await readFile(parked, 'utf8');
+    } catch {
+      return undefined;
+    }
+    const saved = DraftFile.safeParse(safeJson(text));
+    if (!saved.success || saved.data.meshDir !== meshDir) return undefined;
+    await rename(parked, this.file);
+    return saved.data.state;
+  }
+
+  private parkedFile(meshDir: string): string {
+    return path.join(
+      this.consoleDir,
+      `draft-${createHash('sha256').update(meshDir).digest('hex').slice(0, 16)}.json`,
+    );
+  }
+
+  /** Renames the draft file out of the way (never deleted: it may hold work); returns the new name. */
+  private async keepAside(why: string): Promise<string> {
+    const stamp = this.now().toISOString().replace(/[:.]/g, '-');
+    const kept = path.join(this.consoleDir, `draft.${why}-${stamp}.json`);
+    await rename(this.file, kept);
+    await this.pruneKeptAside(why);
+    return kept;
+  }
+
+  /** Keeps the newest 10 set-aside drafts of a kind, so that a recurring fault cannot fill the disk. */
+  private async pruneKeptAside(why: string): Promise<void> {
+    const names = (await readdir(this.consoleDir)).filter((n) => n.startsWith(`draft.${why}-`)).sort();
+    for (const n of names.slice(0, Math.max(0, names.length - 10)))
+      await rm(path.join(this.consoleDir, n), { force: true });
+  }
+
+  private async fromMeshDir(revision: number): Promise<DraftState> {
+    const content = await readMeshDirContent(this.options.meshDir);
+    const { layout, problem } = parseLayout(content.layoutText);
+    if (problem) this.logger.warn(`meshdeck console: ${problem}; the draft starts without positions`);
+    return {
+      draft: { files: content.files, layout },
+      revision,
+      baseHash: meshDirHash(content),
+      updatedAt: this.now().toISOString(),
+    };
+  }
+
+  private async persist(state: DraftState): Promise<void> {
+    const file: DraftFile = { format: 1, meshDir: await this.resolvedMeshDir(), state };
+    await writeFileAtomic(this.file, `${JSON.stringify(file)}\n`, 0o600);
+    this.state = state;
+  }
+
+  private async resolvedMeshDir(): Promise<string> {
+    if (this.realMeshDir) return this.realMeshDir;
+    try {
+      this.realMeshDir = await realpath(this.options.meshDir);
+    } catch (e) {
+      throw new Error(`the mesh directory ${this.options.meshDir} cannot be read (${(e as Error).message})`);
+    }
+    return this.realMeshDir;
+  }
+}
+
+/** Everything wrong with a `PUT /api/draft` body, as field paths and messages (empty when it is fine). */
+export function draftBodyProblems(body: unknown): FieldError[] {
+  const parsed = PutDraftBody.safeParse(body);
+  if (!parsed.success) return zodFieldErrors(parsed.error);
+  const fields: FieldError[] = [];
+  let bytes = 0;
+  const paths = Object.keys(parsed.data.draft.files);
+  if (paths.length > MAX_DRAFT_FILES)
+    fields.push({ path: 'draft.files', message: `at most ${MAX_DRAFT_FILES} files (got ${paths.length})` });
+  for (const p of paths) {
+    const problem = managedPathProblem(p);
+    if (problem) fields.push({ path: formatFieldPath(['draft', 'files', p]), message: problem });
+    bytes += Buffer.byteLength(parsed.data.draft.files[p]!, 'utf8');
+  }
+  if (bytes > MAX_DRAFT_BYTES)
+    fields.push({
+      path: 'draft.files',
+      message: `at most ${MAX_DRAFT_BYTES} bytes of text in all (got ${bytes})`,
+    });
+  return fields;
+}
+
+/** A zod error as field errors; a bad record key reports why the key is bad, not just "invalid key". */
+export function zodFieldErrors(error: z.ZodError): FieldError[] {
+  return error.issues.map((i) => {
+    const inner = i.code === 'invalid_key' ? i.issues[0]?.message : undefined;
+    return { path: formatFieldPath(i.path as PropertyKey[]) || '(body)', message: inner ?? i.message };
+  });
+}
+
+function describeZodError(e: z.ZodError): string {
+  const i = e.issues[0];
+  return i ? `${formatFieldPath(i.path as PropertyKey[]) || '(root)'}: ${i.message}` : 'schema mismatch';
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

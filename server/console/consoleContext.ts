@@ -1,0 +1,24 @@
+import type { DraftStore } from './DraftStore';
+
+/** What the console's route handlers use besides the control plane: the draft and the shipped examples. */
+export interface ConsoleContext {
+  drafts: DraftStore;
+  /** The repository's examples/ directory (GET /api/examples). */
+  examplesDir: string;
+}
+
+const KEY = Symbol.for('meshdeck.console');
+type Holder = { [KEY]?: ConsoleContext };
+
+/**
+ * The console context of this process (set by `meshdeck serve`). Route handlers are bundled apart
+ * from the server that creates it, so they meet on globalThis, as with the control plane's registry.
+ */
+export function getConsoleContext(): ConsoleContext | undefined {
+  return (globalThis as Holder)[KEY];
+}
+
+/** Installs (or removes) the console context of this process. */
+export function setConsoleContext(ctx: ConsoleContext | undefined): void {
+  (globalThis as Holder)[KEY] = ctx;
+}

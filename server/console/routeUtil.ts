@@ -1,0 +1,54 @@
+/** Small helpers the console's route handlers share: JSON answers and bounded JSON bodies. */
+import { getConsoleAuth, originProblem } from './consoleAuth';
+
+/** A JSON response that no cache keeps. */
+export function jsonResponse(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
+  return Response.json(body, { status, headers: { 'Cache-Control': 'no-store', ...headers } });
+}
+
+/** 503: the route needs `meshdeck serve` (a control plane or the console's draft) in this process. */
+export function notServing(what = 'no control plane is running in this process'): Response {
+  return jsonResponse({ error: `${what} (start it with meshdeck serve)` }, 503);
+}
+
+/** Refuses requests under a foreign Host name or from another origin (403), or undefined if fine. */
+export function refuseForeign(req: Request): Response | undefined {
+  const problem = originProblem(req, getConsoleAuth());
+  return problem ? jsonResponse({ error: problem }, 403) : undefined;
+}
+
+/**
+ * Reads a JSON body of at most `maxBytes` (stopping as soon as it is longer, so a huge body costs
+ * no more memory than the limit): the value, or the 400/413 response that says what is wrong.
+ */
+export async function readJsonBody(
+  req: Request,
+  maxBytes: number,
+): Promise<{ ok: true; value: unknown } | { ok: false; response: Response }> {
+  const fail = (status: number, error: string) => ({
+    ok: false as const,
+    response: jsonResponse({ error }, status),
+  });
+  const declared = Number(req.headers.get('content-length') ?? NaN);
+  if (declared > maxBytes) return fail(413, `the body is larger than ${maxBytes} bytes`);
+  if (!req.body) return fail(400, 'the body is empty; send JSON');
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      return fail(413, `the body is larger than ${maxBytes} bytes`);
+    }
+    chunks.push(value);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (e) {
+    return fail(400, `the body is not JSON: ${(e as Error).message}`);
+  }
+}

@@ -32,7 +32,18 @@ describe('/api/state and /api/events', () => {
   it('stream the whole state first, then each change with a growing version', async () => {
     const live = new LiveStateStore('examples/x');
     live.setMesh({ proxies: { [proxy.id]: proxy }, services: {}, diagnostics: [] });
-    setControlPlane({ live, probe: async () => Promise.reject(new Error('unused')), logs: () => [] });
+    const unused = () => {
+      throw new Error('unused');
+    };
+    setControlPlane({
+      live,
+      probe: unused,
+      logs: () => [],
+      reload: unused,
+      whenIdle: unused,
+      syncStates: unused,
+      desiredConfigs: unused,
+    });
     const abort = new AbortController();
     const res = GET(new Request('http://127.0.0.1/api/events', { signal: abort.signal }));
     expect(res.headers.get('content-type')).toBe('text/event-stream');

@@ -1,3 +1,5 @@
+import type { ProxyL7mpConfig } from '@/lib/engine/renderL7mp';
+import type { ProxySyncState } from '../l7mp/Reconciler';
 import type { LiveStateStore } from './liveState';
 import type { ProbeRequest, ProbeResult } from './probe';
 
@@ -6,6 +8,14 @@ export interface ControlPlaneApi {
   live: LiveStateStore;
   probe(req: ProbeRequest): Promise<ProbeResult>;
   logs(proxy: string, tail?: number): { at: string; stream: string; line: string }[];
+  /** Re-reads the mesh directory now and pushes what changed (the console's apply). */
+  reload(): Promise<void>;
+  /** Resolves when no push is pending or running. */
+  whenIdle(): Promise<void>;
+  /** Every l7mp proxy's sync state. */
+  syncStates(): ProxySyncState[];
+  /** The config the control plane pushes to each l7mp proxy, by proxy id. */
+  desiredConfigs(): Record<string, ProxyL7mpConfig>;
 }
 
 const KEY = Symbol.for('meshdeck.controlPlane');

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { getControlPlane } from '@/server/controlPlane/registry';
+import { requireSession } from '@/server/console/consoleAuth';
 
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
@@ -17,14 +18,11 @@ const ProbeBody = z.strictObject({
 
 /**
  * Sends one message through a listener of the local mesh and returns the echo, the path and the
- * latency. It sends traffic, so it is a POST and refuses cross-site requests (Origin must be this host).
+ * latency. It sends traffic, so it needs a console session, its CSRF token and a same-origin request.
  */
 export async function POST(req: Request): Promise<Response> {
-  const origin = req.headers.get('origin');
-  const host = req.headers.get('host');
-  if (origin !== null && (host === null || new URL(origin).host !== host)) {
-    return Response.json({ error: 'cross-origin request refused' }, { status: 403 });
-  }
+  const guard = requireSession(req);
+  if (!guard.ok) return guard.response;
   const cp = getControlPlane();
   if (!cp) return Response.json({ error: 'no control plane is running in this process' }, { status: 503 });
   let body: unknown;

@@ -1,0 +1,34 @@
+import { requireSession } from '@/server/console/consoleAuth';
+import { getConsoleContext } from '@/server/console/consoleContext';
+import { MAX_DRAFT_BYTES } from '@/server/console/meshDirFiles';
+import { jsonResponse, notServing, readJsonBody, refuseForeign } from '@/server/console/routeUtil';
+
+export const dynamic = 'force-dynamic';
+export const runtime = 'nodejs';
+
+/** The console's draft (DraftState): the mesh directory's files as the user is editing them. */
+export async function GET(req: Request): Promise<Response> {
+  const refused = refuseForeign(req);
+  if (refused) return refused;
+  const ctx = getConsoleContext();
+  if (!ctx) return notServing('no console draft in this process');
+  try {
+    return jsonResponse(await ctx.drafts.get());
+  } catch (e) {
+    return jsonResponse({ error: `cannot read the draft: ${(e as Error).message}` }, 500);
+  }
+}
+
+/** Saves the draft: `{draft, baseRevision}` -> `{revision, updatedAt}`; 409 if someone saved in between. */
+export async function PUT(req: Request): Promise<Response> {
+  const guard = requireSession(req);
+  if (!guard.ok) return guard.response;
+  const ctx = getConsoleContext();
+  if (!ctx) return notServing('no console draft in this process');
+  // JSON escapes can double the text's size; anything beyond that cannot be a valid draft.
+  const body = await readJsonBody(req, 2 * MAX_DRAFT_BYTES + 1_000_000);
+  if (!body.ok) return body.response;
+  const outcome = await ctx.drafts.save(body.value);
+  if (!outcome.ok) return jsonResponse(outcome.body, outcome.status);
+  return jsonResponse({ revision: outcome.revision, updatedAt: outcome.updatedAt });
+}

@@ -1,0 +1,59 @@
+import { z } from 'zod';
+import {
+  clearedSessionCookie,
+  getConsoleAuth,
+  readCookie,
+  SESSION_COOKIE,
+  sessionCookie,
+} from '@/server/console/consoleAuth';
+import { jsonResponse, readJsonBody, refuseForeign } from '@/server/console/routeUtil';
+
+export const dynamic = 'force-dynamic';
+export const runtime = 'nodejs';
+
+const LoginBody = z.strictObject({ token: z.string().max(1000) });
+
+/** Whether this browser has a session, and its CSRF token when it has one. */
+export function GET(req: Request): Response {
+  const refused = refuseForeign(req);
+  if (refused) return refused;
+  const session = getConsoleAuth()?.session(readCookie(req, SESSION_COOKIE));
+  return jsonResponse(
+    session ? { authenticated: true, csrfToken: session.csrfToken } : { authenticated: false },
+  );
+}
+
+/** Signs in with the console token `meshdeck serve` printed: sets the session cookie, returns the CSRF token. */
+export async function POST(req: Request): Promise<Response> {
+  const refused = refuseForeign(req);
+  if (refused) return refused;
+  const auth = getConsoleAuth();
+  if (!auth)
+    return jsonResponse(
+      { error: 'console sign-in is not set up in this process: start the console with `meshdeck serve`' },
+      503,
+    );
+  const body = await readJsonBody(req, 4096);
+  if (!body.ok) return body.response;
+  const parsed = LoginBody.safeParse(body.value);
+  if (!parsed.success) return jsonResponse({ error: 'send {"token": "<the console token>"}' }, 400);
+  const session = auth.login(parsed.data.token);
+  if (!session)
+    return jsonResponse(
+      { error: 'wrong console token: use the URL `meshdeck serve` printed when it started' },
+      401,
+    );
+  // A browser that signs in again gets a new session; the old one ends.
+  auth.logout(readCookie(req, SESSION_COOKIE));
+  return jsonResponse({ csrfToken: session.csrfToken }, 200, {
+    'Set-Cookie': sessionCookie(req, session.id),
+  });
+}
+
+/** Signs out: ends the session and removes the cookie. */
+export function DELETE(req: Request): Response {
+  const refused = refuseForeign(req);
+  if (refused) return refused;
+  getConsoleAuth()?.logout(readCookie(req, SESSION_COOKIE));
+  return jsonResponse({ authenticated: false }, 200, { 'Set-Cookie': clearedSessionCookie(req) });
+}

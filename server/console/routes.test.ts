@@ -1,0 +1,232 @@
+/**
+ * The console's route handlers, called as the plain functions Next.js calls, with real Requests, a
+ * real DraftStore on a temp copy of seed Example 1 and real sessions: the refusals (401, 403, 400,
+ * 409, 503) and the happy paths that need no running mesh.
+ */
+import { cp as copyDir, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { POST as postApply } from '@/app/api/apply/route';
+import { POST as postReset } from '@/app/api/draft/reset/route';
+import { GET as getDraft, PUT as putDraft } from '@/app/api/draft/route';
+import { GET as getExamples } from '@/app/api/examples/route';
+import { POST as postProbe } from '@/app/api/probe/route';
+import { GET as getDesired } from '@/app/api/proxies/[id]/desired/route';
+import { GET as getLive } from '@/app/api/proxies/[id]/live/route';
+import { DELETE as deleteSession, GET as getSession, POST as postSession } from '@/app/api/session/route';
+import { DraftState } from '@/lib/console/draftDoc';
+import { ConsoleAuth, CSRF_HEADER, SESSION_COOKIE, setConsoleAuth } from './consoleAuth';
+import { setConsoleContext } from './consoleContext';
+import { DraftStore } from './DraftStore';
+
+const REPO = path.resolve(__dirname, '..', '..');
+const BASE = 'http://127.0.0.1:3100';
+const TOKEN = 'route-test-token';
+
+let tmp: string;
+let drafts: DraftStore;
+
+beforeEach(async () => {
+  tmp = await mkdtemp(path.join(os.tmpdir(), 'md-routes-'));
+  const meshDir = path.join(tmp, 'mesh');
+  await copyDir(path.join(REPO, 'examples', 'seed-example-1'), meshDir, { recursive: true });
+  drafts = new DraftStore({ meshDir, stateDir: path.join(tmp, 'state'), logger: { warn: () => {} } });
+  setConsoleAuth(new ConsoleAuth(TOKEN));
+  setConsoleContext({ drafts, examplesDir: path.join(REPO, 'examples') });
+});
+afterEach(async () => {
+  setConsoleAuth(undefined);
+  setConsoleContext(undefined);
+  await rm(tmp, { recursive: true, force: true });
+});
+
+function req(method: string, route: string, init: { body?: unknown; headers?: Record<string, string> } = {}) {
+  return new Request(`${BASE}${route}`, {
+    method,
+    headers: { 'content-type': 'application/json', ...init.headers },
+    ...(init.body !== undefined
+      ? { body: typeof init.body === 'string' ? init.body : JSON.stringify(init.body) }
+      : {}),
+  });
+}
+
+/** Signs in through POST /api/session as a browser would: the cookie and the CSRF token. */
+async function signIn(): Promise<{ cookie: string; csrf: string }> {
+  const res = await postSession(req('POST', '/api/session', { body: { token: TOKEN } }));
+  expect(res.status).toBe(200);
+  const setCookie = res.headers.get('set-cookie')!;
+  const { csrfToken } = (await res.json()) as { csrfToken: string };
+  return { cookie: setCookie.split(';')[0]!, csrf: csrfToken };
+}
+
+describe('/api/session', () => {
+  it('a wrong token gets 401 and no cookie; the right one a session cookie and a CSRF token', async () => {
+    const wrong = await postSession(req('POST', '/api/session', { body: { token: 'guess-guess' } }));
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers.get('set-cookie')).toBeNull();
+    expect((await wrong.json()).error).toMatch(/wrong console token/);
+
+    const res = await postSession(req('POST', '/api/session', { body: { token: TOKEN } }));
+    expect(res.status).toBe(200);
+    const cookie = res.headers.get('set-cookie')!;
+    expect(cookie).toMatch(
+      new RegExp(`^${SESSION_COOKIE}=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Strict; Path=/$`),
+    );
+    const { csrfToken } = (await res.json()) as { csrfToken: string };
+    expect(csrfToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    // The token itself never comes back.
+    expect(cookie).not.toContain(TOKEN);
+    expect(JSON.stringify(csrfToken)).not.toContain(TOKEN);
+  });
+
+  it('GET tells whether the cookie is a session (with its CSRF token); DELETE ends it', async () => {
+    expect(await (await getSession(req('GET', '/api/session'))).json()).toEqual({ authenticated: false });
+    const { cookie, csrf } = await signIn();
+    const me = await getSession(req('GET', '/api/session', { headers: { cookie } }));
+    expect(await me.json()).toEqual({ authenticated: true, csrfToken: csrf });
+    const out = deleteSession(req('DELETE', '/api/session', { headers: { cookie } }));
+    expect(out.headers.get('set-cookie')).toMatch(/Max-Age=0/);
+    expect(await (await getSession(req('GET', '/api/session', { headers: { cookie } }))).json()).toEqual({
+      authenticated: false,
+    });
+  });
+
+  it('refuses a sign-in from another origin (403), bad bodies (400), and says when sign-in is not set up (503)', async () => {
+    const cross = await postSession(
+      req('POST', '/api/session', { body: { token: TOKEN }, headers: { origin: 'http://evil.example' } }),
+    );
+    expect(cross.status).toBe(403);
+    expect((await postSession(req('POST', '/api/session', { body: 'not json' }))).status).toBe(400);
+    expect((await postSession(req('POST', '/api/session', { body: { tokn: TOKEN } }))).status).toBe(400);
+    setConsoleAuth(undefined);
+    expect((await postSession(req('POST', '/api/session', { body: { token: TOKEN } }))).status).toBe(503);
+  });
+});
+
+describe('mutations need a session, its CSRF token and the same origin', () => {
+  const mutations: [string, (r: Request) => Promise<Response>, string, unknown][] = [
+    ['PUT /api/draft', putDraft, '/api/draft', { draft: { files: {}, layout: {} }, baseRevision: 0 }],
+    ['POST /api/draft/reset', postReset, '/api/draft/reset', {}],
+    ['POST /api/apply', postApply, '/api/apply', { revision: 0 }],
+    ['POST /api/probe', postProbe, '/api/probe', { listener: 'gateway-vsvc', payload: 'x' }],
+  ];
+  it.each(mutations)(
+    '%s: 401 without a session, 403 without CSRF or cross-origin',
+    async (_name, handler, route, body) => {
+      const method = route === '/api/draft' ? 'PUT' : 'POST';
+      const { cookie, csrf } = await signIn();
+      const status = async (headers: Record<string, string>) =>
+        (await handler(req(method, route, { body, headers }))).status;
+      expect(await status({})).toBe(401);
+      expect(await status({ [CSRF_HEADER]: csrf })).toBe(401);
+      expect(await status({ cookie: `${SESSION_COOKIE}=forged`, [CSRF_HEADER]: csrf })).toBe(401);
+      expect(await status({ cookie })).toBe(403);
+      expect(await status({ cookie, [CSRF_HEADER]: `${csrf}x` })).toBe(403);
+      expect(await status({ cookie, [CSRF_HEADER]: csrf, origin: 'http://evil.example' })).toBe(403);
+      expect(await status({ cookie, [CSRF_HEADER]: csrf, host: 'rebound.example:3100' })).toBe(403);
+      const res = await handler(req(method, route, { body, headers: { cookie } }));
+      expect((await res.json()).error).toMatch(/x-csrf-token/);
+    },
+  );
+
+  it('with both, apply and probe get as far as the missing control plane (503)', async () => {
+    const { cookie, csrf } = await signIn();
+    const headers = { cookie, [CSRF_HEADER]: csrf, origin: BASE };
+    expect((await postApply(req('POST', '/api/apply', { body: { revision: 0 }, headers }))).status).toBe(503);
+    expect(
+      (await postProbe(req('POST', '/api/probe', { body: { listener: 'x', payload: 'y' }, headers }))).status,
+    ).toBe(503);
+  });
+});
+
+describe('/api/draft', () => {
+  it('GET is open and returns the DraftState of the mesh directory', async () => {
+    const res = await getDraft(req('GET', '/api/draft'));
+    expect(res.status).toBe(200);
+    const state = DraftState.parse(await res.json());
+    expect(Object.keys(state.draft.files).sort()).toEqual(['cluster.yaml', 'mesh.yaml']);
+    expect(state.revision).toBe(0);
+  });
+
+  it('PUT saves (200), refuses a stale revision (409 with the current state) and bad drafts (400 with fields)', async () => {
+    const { cookie, csrf } = await signIn();
+    const headers = { cookie, [CSRF_HEADER]: csrf };
+    const s0 = DraftState.parse(await (await getDraft(req('GET', '/api/draft'))).json());
+    const edited = { ...s0.draft, files: { ...s0.draft.files, 'extra.yaml': '# more\n' } };
+
+    const ok = await putDraft(
+      req('PUT', '/api/draft', { body: { draft: edited, baseRevision: 0 }, headers }),
+    );
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ revision: 1, updatedAt: expect.any(String) });
+
+    const stale = await putDraft(
+      req('PUT', '/api/draft', { body: { draft: s0.draft, baseRevision: 0 }, headers }),
+    );
+    expect(stale.status).toBe(409);
+    const conflict = (await stale.json()) as { error: string; current: unknown };
+    expect(conflict.error).toMatch(/revision 0/);
+    expect(DraftState.parse(conflict.current).draft.files['extra.yaml']).toBe('# more\n');
+
+    const bad = await putDraft(
+      req('PUT', '/api/draft', {
+        body: { draft: { files: { 'x.txt': '' }, layout: {} }, baseRevision: 1 },
+        headers,
+      }),
+    );
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toEqual({
+      error: 'invalid draft',
+      fields: [{ path: 'draft.files["x.txt"]', message: 'must be a .yaml, .yml or .json file' }],
+    });
+    expect((await putDraft(req('PUT', '/api/draft', { body: '{"draft":', headers }))).status).toBe(400);
+
+    // Nothing of the refused requests was kept.
+    const now = DraftState.parse(await (await getDraft(req('GET', '/api/draft'))).json());
+    expect(now.revision).toBe(1);
+    expect(now.draft.files['extra.yaml']).toBe('# more\n');
+  });
+
+  it('POST /api/draft/reset starts again from the mesh directory', async () => {
+    const { cookie, csrf } = await signIn();
+    const headers = { cookie, [CSRF_HEADER]: csrf };
+    await putDraft(
+      req('PUT', '/api/draft', { body: { draft: { files: {}, layout: {} }, baseRevision: 0 }, headers }),
+    );
+    const res = await postReset(req('POST', '/api/draft/reset', { headers }));
+    expect(res.status).toBe(200);
+    const state = DraftState.parse(await res.json());
+    expect(state.revision).toBe(2);
+    expect(Object.keys(state.draft.files).sort()).toEqual(['cluster.yaml', 'mesh.yaml']);
+  });
+
+  it('answers 503 when no console runs in the process', async () => {
+    setConsoleContext(undefined);
+    expect((await getDraft(req('GET', '/api/draft'))).status).toBe(503);
+  });
+});
+
+describe('read-only routes', () => {
+  it('GET /api/examples lists the shipped examples with a description and their files', async () => {
+    const res = await getExamples(req('GET', '/api/examples'));
+    expect(res.status).toBe(200);
+    const list = (await res.json()) as { name: string; description: string; files: Record<string, string> }[];
+    expect(list.map((e) => e.name)).toEqual(
+      expect.arrayContaining(['canary', 'seed-example-1', 'seed-example-2']),
+    );
+    const seed1 = list.find((e) => e.name === 'seed-example-1')!;
+    expect(seed1.description).toMatch(/^Seed Example 1/);
+    expect(Object.keys(seed1.files).sort()).toEqual(['cluster.yaml', 'mesh.yaml']);
+  });
+
+  it('proxy config routes answer 503 without a control plane, and refuse foreign hosts', async () => {
+    const params = { params: Promise.resolve({ id: 'default%2Fgateway-0' }) };
+    expect((await getLive(req('GET', '/api/proxies/default%2Fgateway-0/live'), params)).status).toBe(503);
+    expect((await getDesired(req('GET', '/api/proxies/default%2Fgateway-0/desired'), params)).status).toBe(
+      503,
+    );
+    const foreign = req('GET', '/api/proxies/x/live', { headers: { host: 'evil.example' } });
+    expect((await getLive(foreign, params)).status).toBe(403);
+  });
+});

@@ -1,0 +1,376 @@
+/**
+ * The draft's objects and how one of them is rewritten in place. Files stay text: an edit parses the
+ * file with the `yaml` Document API, changes the one document it targets and splices that document's
+ * text back, so comments, key order and the other documents of the file are kept byte for byte.
+ */
+import { Document, isMap, isScalar, isSeq, LineCounter, type Node, parseAllDocuments, YAMLSeq } from 'yaml';
+import { MSM_API_VERSION, SEED_API_VERSION } from '../model/common';
+import { formatFieldPath } from '../model/fieldPath';
+import { convertSeedDialect } from '../parse/seedDialect';
+import { jsonEqual } from '../util/jsonEqual';
+import type { DraftDoc } from './draftDoc';
+import type { FieldPath } from './fieldPath';
+
+/** One object of the draft and where it is written. */
+export interface DraftObject {
+  /** `Kind/namespace/name` (namespace defaults to `default`, as the engine reads it). */
+  key: string;
+  kind: string;
+  namespace: string;
+  name: string;
+  file: string;
+  /** Index of its YAML document in the file. */
+  doc: number;
+  /** Index in `items` when the document is a `kind: List`. */
+  item?: number;
+  /** 1-based line where the object starts. */
+  line: number;
+  /** The object as the engine reads it (seed dialect converted). */
+  value: Record<string, unknown>;
+  /** Written in the seed's `l7mp.io/MSM/v1` dialect: the first edit rewrites it in canonical form. */
+  dialect: boolean;
+}
+
+/** A YAML problem that keeps a file's objects from being edited through the graph or forms. */
+export interface FileProblem {
+  file: string;
+  line: number;
+  message: string;
+}
+
+export interface DraftModel {
+  objects: DraftObject[];
+  byKey: Map<string, DraftObject[]>;
+  problems: FileProblem[];
+}
+
+interface ParsedFileObjects {
+  text: string;
+  objects: DraftObject[];
+  problems: FileProblem[];
+}
+
+// Parsing is memoised per path while the text is unchanged: an edit touches one file of hundreds.
+const fileCache = new Map<string, ParsedFileObjects>();
+const FILE_CACHE_LIMIT = 5000;
+
+/** The draft's objects with their file, document index and line; YAML problems per file. */
+export function parseDraft(draft: DraftDoc): DraftModel {
+  const objects: DraftObject[] = [];
+  const problems: FileProblem[] = [];
+  for (const path of Object.keys(draft.files).sort()) {
+    const text = draft.files[path]!;
+    let parsed = fileCache.get(path);
+    if (!parsed || parsed.text !== text) {
+      parsed = readFileObjects(path, text);
+      if (fileCache.size >= FILE_CACHE_LIMIT) fileCache.clear();
+      fileCache.set(path, parsed);
+    }
+    objects.push(...parsed.objects);
+    problems.push(...parsed.problems);
+  }
+  const byKey = new Map<string, DraftObject[]>();
+  for (const o of objects) {
+    const list = byKey.get(o.key);
+    if (list) list.push(o);
+    else byKey.set(o.key, [o]);
+  }
+  return { objects, byKey, problems };
+}
+
+function readFileObjects(file: string, text: string): ParsedFileObjects {
+  const objects: DraftObject[] = [];
+  const problems: FileProblem[] = [];
+  const lc = new LineCounter();
+  let docs: Document.Parsed[];
+  try {
+    docs = toDocList(parseAllDocuments(text, { lineCounter: lc, prettyErrors: false }));
+  } catch (e) {
+    return { text, objects, problems: [{ file, line: 1, message: (e as Error).message }] };
+  }
+  docs.forEach((doc, index) => {
+    if (doc.errors.length > 0) {
+      const err = doc.errors[0]!;
+      problems.push({ file, line: lc.linePos(err.pos[0]).line, message: err.message.split('\n')[0]! });
+      return;
+    }
+    let value: unknown;
+    try {
+      value = doc.toJS({ maxAliasCount: 100 });
+    } catch (e) {
+      problems.push({ file, line: 1, message: (e as Error).message });
+      return;
+    }
+    const line = doc.contents?.range ? lc.linePos(doc.contents.range[0]).line : 1;
+    if (isRecord(value) && value.kind === 'List' && Array.isArray(value.items)) {
+      const items = doc.get('items', true);
+      value.items.forEach((item, i) => {
+        const node = isSeq(items) ? (items.items[i] as Node | undefined) : undefined;
+        const itemLine = node?.range ? lc.linePos(node.range[0]).line : line;
+        const o = toObject(item, file, index, itemLine, i);
+        if (o) objects.push(o);
+      });
+      return;
+    }
+    const o = toObject(value, file, index, line);
+    if (o) objects.push(o);
+  });
+  return { text, objects, problems };
+}
+
+function toObject(
+  value: unknown,
+  file: string,
+  doc: number,
+  line: number,
+  item?: number,
+): DraftObject | null {
+  if (!isRecord(value)) return null;
+  const { object, conversions } = convertSeedDialect(value);
+  const kind = object.kind;
+  const metadata = object.metadata;
+  if (typeof kind !== 'string' || !isRecord(metadata) || typeof metadata.name !== 'string') return null;
+  const namespace = typeof metadata.namespace === 'string' ? metadata.namespace : 'default';
+  const o: DraftObject = {
+    key: `${kind}/${namespace}/${metadata.name}`,
+    kind,
+    namespace,
+    name: metadata.name,
+    file,
+    doc,
+    line,
+    value: object,
+    dialect: conversions.length > 0,
+  };
+  if (item !== undefined) o.item = item;
+  return o;
+}
+
+/** Finds the one object with this key, or says why there is none to edit. */
+export function findObject(model: DraftModel, key: string): DraftObject | string {
+  const list = model.byKey.get(key);
+  if (!list || list.length === 0) return `${describeKey(key)} is not in the draft`;
+  if (list.length > 1) {
+    const where = list.map((o) => `${o.file}:${o.line}`).join(', ');
+    return `${describeKey(key)} is defined ${list.length} times (${where}); remove the duplicates in the YAML tab first`;
+  }
+  return list[0]!;
+}
+
+/** `VirtualService default/gateway` for messages. */
+export function describeKey(key: string): string {
+  const [kind, ns, ...name] = key.split('/');
+  return `${kind} ${ns}/${name.join('/')}`;
+}
+
+// ------------------------------------------------------------------ editing documents in place
+
+/** One edit of one object's document; returns an error message to abort the whole command. */
+export type DocEdit = (doc: Document.Parsed, base: FieldPath) => string | void;
+
+interface EditableFile {
+  text: string;
+  docs: Document.Parsed[];
+  starts: number[];
+}
+
+function openFile(file: string, text: string): EditableFile | string {
+  let docs: Document.Parsed[];
+  try {
+    docs = toDocList(parseAllDocuments(text, { prettyErrors: false }));
+  } catch (e) {
+    return `${file} cannot be read as YAML: ${(e as Error).message}`;
+  }
+  const starts = docs.map((d, i) => (i === 0 ? 0 : d.range[0]));
+  return { text, docs, starts };
+}
+
+/**
+ * Applies edits to objects' documents, grouped by file (each file parsed once), and returns the new
+ * file texts. Seed-dialect objects are rewritten in canonical form first, so that an edit made on
+ * the canonical object lands where the engine reads it.
+ */
+export function editObjects(
+  draft: DraftDoc,
+  edits: readonly { object: DraftObject; edit: DocEdit }[],
+): { files: Record<string, string | null> } | string {
+  const byFile = new Map<string, { object: DraftObject; edit: DocEdit }[]>();
+  for (const e of edits) {
+    const list = byFile.get(e.object.file) ?? [];
+    list.push(e);
+    byFile.set(e.object.file, list);
+  }
+  const out: Record<string, string | null> = {};
+  for (const [file, list] of byFile) {
+    const text = draft.files[file];
+    if (text === undefined) return `${file} is not in the draft`;
+    const f = openFile(file, text);
+    if (typeof f === 'string') return f;
+    const changed = new Set<number>();
+    const deleted = new Set<number>();
+    for (const { object, edit } of list) {
+      const doc = f.docs[object.doc];
+      if (!doc) return `${describeKey(object.key)}: document ${object.doc} of ${file} is gone`;
+      if (doc.errors.length > 0)
+        return `${file} has a YAML error in the document of ${describeKey(object.key)} (${doc.errors[0]!.message.split('\n')[0]}); fix it in the YAML tab first`;
+      const base: FieldPath = object.item === undefined ? [] : ['items', object.item];
+      // A no-op edit must not re-serialise the document (that would restyle it).
+      const before = object.dialect || changed.has(object.doc) ? null : doc.toString({ lineWidth: 0 });
+      if (object.dialect) canonicalizeDialect(doc, base);
+      const err = edit(doc, base);
+      if (typeof err === 'string') return `${describeKey(object.key)}: ${err}`;
+      if (doc.contents === null) deleted.add(object.doc);
+      else if (before === null || doc.toString({ lineWidth: 0 }) !== before) changed.add(object.doc);
+    }
+    if (changed.size > 0 || deleted.size > 0) out[file] = spliceDocs(f, changed, deleted);
+  }
+  return { files: out };
+}
+
+/** The file text with changed documents re-serialised and deleted ones cut; null if nothing is left. */
+function spliceDocs(f: EditableFile, changed: Set<number>, deleted: Set<number>): string | null {
+  let text = '';
+  let remaining = 0;
+  f.docs.forEach((doc, i) => {
+    const segment = f.text.slice(f.starts[i], f.starts[i + 1] ?? f.text.length);
+    if (deleted.has(i)) return;
+    if (doc.contents !== null) remaining++;
+    text += changed.has(i) ? serializeDoc(doc, segment, i === 0) : segment;
+  });
+  if (remaining === 0) return null;
+  // A leading separator left by deleting the first document is valid YAML but noise.
+  return text.replace(/^---\s*\n/, '');
+}
+
+function serializeDoc(doc: Document.Parsed, original: string, first: boolean): string {
+  // Keep the file's sequence style: `key:\n- item` (not indented) when the original wrote it so.
+  const indentSeq = !/^(\s*)[^\s#-][^\n]*:\s*\n\1- /m.test(original);
+  let s = doc.toString({ lineWidth: 0, indentSeq });
+  if (!first && !s.startsWith('---')) s = `---\n${s}`;
+  return s;
+}
+
+/** Rewrites a seed-dialect object in canonical form inside its document, keeping comments. */
+function canonicalizeDialect(doc: Document.Parsed, base: FieldPath): void {
+  const at = (...p: (string | number)[]) => [...base, ...p];
+  if (doc.getIn(at('apiVersion')) === SEED_API_VERSION) doc.setIn(at('apiVersion'), MSM_API_VERSION);
+  if (doc.getIn(at('apiVersion')) !== MSM_API_VERSION) return;
+  const selector = doc.getIn(at('metadata', 'selector'), true);
+  if (selector !== undefined) {
+    if (!doc.hasIn(at('spec', 'selector'))) doc.setIn(at('spec', 'selector'), selector);
+    doc.deleteIn(at('metadata', 'selector'));
+  }
+  const rules = doc.getIn(at('spec', 'rules'), true);
+  if (doc.getIn(at('kind')) === 'VirtualService' && isMap(rules)) {
+    const seq = new YAMLSeq(doc.schema);
+    seq.items.push(rules);
+    doc.setIn(at('spec', 'rules'), seq);
+  }
+  fixPortStrings(doc.getIn(at('spec'), true) as Node | undefined);
+}
+
+function fixPortStrings(node: Node | undefined | null): void {
+  if (isMap(node)) {
+    for (const pair of node.items) {
+      const key = isScalar(pair.key) ? pair.key.value : pair.key;
+      const v = pair.value as Node | null;
+      if (key === 'port' && isScalar(v) && typeof v.value === 'string') {
+        const m = /^\s*(\d{1,5})\s*,?\s*$/.exec(v.value);
+        if (m) {
+          v.value = Number(m[1]);
+          v.type = 'PLAIN';
+        }
+      } else fixPortStrings(v);
+    }
+  } else if (isSeq(node)) {
+    for (const item of node.items) fixPortStrings(item as Node);
+  }
+}
+
+/** Sets (or with `undefined`, deletes) one field, keeping the scalar's comment and quoting. */
+export function setNode(doc: Document.Parsed, path: FieldPath, value: unknown): string | void {
+  if (path.length === 0) {
+    if (value === undefined) return 'cannot delete the whole object with a field edit';
+    doc.contents = doc.createNode(value) as typeof doc.contents;
+    return;
+  }
+  const where = formatFieldPath(path);
+  const parentPath = path.slice(0, -1);
+  const last = path[path.length - 1]!;
+  const parent = parentPath.length === 0 ? doc.contents : doc.getIn(parentPath, true);
+  if (value === undefined) {
+    if (parent === undefined || parent === null) return;
+    if (!isMap(parent) && !isSeq(parent)) return;
+    if (doc.hasIn(path)) doc.deleteIn(path);
+    return;
+  }
+  if (parent !== undefined && parent !== null && !isMap(parent) && !isSeq(parent)) {
+    return `cannot set ${where}: ${formatFieldPath(parentPath) || 'the document'} is a single value, not a mapping or list`;
+  }
+  if (isSeq(parent) && (typeof last !== 'number' || last > parent.items.length)) {
+    return `cannot set ${where}: index out of range (the list has ${parent.items.length} items)`;
+  }
+  const existing = doc.getIn(path, true);
+  if (isScalar(existing) && isPrimitive(value) && typeof existing.value === typeof value) {
+    existing.value = value;
+    return;
+  }
+  try {
+    doc.setIn(path, doc.createNode(value));
+  } catch (e) {
+    return `cannot set ${where}: ${(e as Error).message}`;
+  }
+}
+
+/**
+ * Rewrites the object at `base` to `next` by touching only what differs, so the comments and
+ * styles of unchanged fields survive a whole-object replace.
+ */
+export function applyValue(
+  doc: Document.Parsed,
+  path: FieldPath,
+  prev: unknown,
+  next: unknown,
+): string | void {
+  if (jsonEqual(prev, next)) return;
+  const node = path.length === 0 ? doc.contents : doc.getIn(path, true);
+  if (isRecord(prev) && isRecord(next) && isMap(node)) {
+    for (const k of Object.keys(prev)) if (!(k in next)) doc.deleteIn([...path, k]);
+    for (const [k, v] of Object.entries(next)) {
+      const err = k in prev ? applyValue(doc, [...path, k], prev[k], v) : setNode(doc, [...path, k], v);
+      if (err) return err;
+    }
+    return;
+  }
+  if (Array.isArray(prev) && Array.isArray(next) && prev.length === next.length && isSeq(node)) {
+    for (let i = 0; i < next.length; i++) {
+      const err = applyValue(doc, [...path, i], prev[i], next[i]);
+      if (err) return err;
+    }
+    return;
+  }
+  return setNode(doc, path, next);
+}
+
+/** The object's current value inside its document (after any dialect rewrite). */
+export function valueAt(doc: Document.Parsed, base: FieldPath): unknown {
+  const node = base.length === 0 ? doc.contents : doc.getIn(base, true);
+  return node && typeof (node as Node).toJSON === 'function' ? (node as Node).toJSON() : node;
+}
+
+/** Serialises a new object as a YAML document. */
+export function stringifyObject(value: unknown): string {
+  return new Document(value).toString({ lineWidth: 0 });
+}
+
+function toDocList(docs: ReturnType<typeof parseAllDocuments>): Document.Parsed[] {
+  return Array.isArray(docs) ? (docs as Document.Parsed[]) : [];
+}
+
+function isPrimitive(v: unknown): v is string | number | boolean {
+  return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
+}
+
+export function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

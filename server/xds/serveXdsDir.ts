@@ -6,12 +6,10 @@
 import { type FSWatcher, watch } from 'node:fs';
 import { compileMesh } from '@/lib/engine/compileMesh';
 import { parseManifests } from '@/lib/parse/parseManifests';
-import { renderXds } from '@/lib/xds/renderXds';
 import { readManifestDir } from '../manifestDir';
 import { AdsServer } from './AdsServer';
-import { CertificateManager } from './CertificateManager';
-import { SnapshotCache } from './SnapshotCache';
-import { applyRendered, type RenderedProxyXds } from './snapshotFromRendered';
+import { listenAds, MeshXdsPublisher, XDS_SERVER_COMMON_NAME } from './meshXds';
+import type { SnapshotCache } from './SnapshotCache';
 
 export interface XdsDirLogger {
   info?: (msg: string) => void;
@@ -39,31 +37,26 @@ export interface XdsDirServer {
   stop(): Promise<void>;
 }
 
-/** The name of the ADS server's own certificate. */
-export const XDS_SERVER_COMMON_NAME = 'meshdeck-system/xds-server';
+export { XDS_SERVER_COMMON_NAME };
 
+/** Serves the mesh in a directory over ADS and re-renders it on edits; resolves once listening. */
 export async function serveXdsDir(o: ServeXdsDirOptions): Promise<XdsDirServer> {
   const info = o.logger?.info ?? ((m: string) => console.error(m));
   const warn = o.logger?.warn ?? ((m: string) => console.warn(m));
   const host = o.host ?? '127.0.0.1';
-  const cache = new SnapshotCache();
-  let ids: string[] = [];
+  const publisher = new MeshXdsPublisher();
+  const cache = publisher.cache;
 
   let reloading: Promise<string[]> = Promise.resolve([]);
   const doReload = async (): Promise<string[]> => {
     const files = await readManifestDir(o.dir);
     const compiled = compileMesh(parseManifests(files));
-    const xds = renderXds(compiled.mesh);
-    for (const d of [...compiled.diagnostics, ...xds.diagnostics]) {
+    const published = publisher.publish(compiled.mesh);
+    // Refused snapshots are error diagnostics too (xds-snapshot-refused).
+    for (const d of [...compiled.diagnostics, ...published.diagnostics]) {
       if (d.severity === 'error') warn(`meshdeck xDS: error: ${d.code}: ${d.message}`);
     }
-    // Envoy's typed resources are plain JSON objects: structurally the cache's XdsResource records.
-    const byNode = new Map<string, RenderedProxyXds>(
-      Object.values(xds.proxies).map((p) => [p.node, p as unknown as RenderedProxyXds]),
-    );
-    const refused = applyRendered(cache, byNode, ids);
-    for (const [nodeId, e] of refused) warn(`meshdeck xDS: snapshot for ${nodeId} refused: ${e.message}`);
-    ids = [...byNode.keys()];
+    const ids = Object.keys(published.snapshots);
     info(`meshdeck xDS: ${o.dir}: ${ids.length} prox${ids.length === 1 ? 'y' : 'ies'} (${ids.join(', ')})`);
     return ids;
   };
@@ -76,21 +69,13 @@ export async function serveXdsDir(o: ServeXdsDirOptions): Promise<XdsDirServer> 
   await reload();
 
   const server = new AdsServer({ cache, logger: { info, warn } });
-  let port: number;
-  if (o.insecure) {
-    port = await server.listen({ host, port: o.port ?? 0, insecure: true });
-  } else {
-    if (!o.tlsDir) throw new Error('serveXdsDir: pass tlsDir (or insecure: true)');
-    const cm = new CertificateManager({ dir: o.tlsDir });
-    const sans = ['DNS:localhost', `IP:${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}`];
-    const cert = await cm.issue(XDS_SERVER_COMMON_NAME, 24 * 3600_000, sans);
-    const root = await cm.root();
-    port = await server.listen({
-      host,
-      port: o.port ?? 0,
-      tls: { key: cert.privateKey, cert: cert.certificateChain, ca: root.certificateChain },
-    });
-  }
+  if (!o.insecure && !o.tlsDir) throw new Error('serveXdsDir: pass tlsDir (or insecure: true)');
+  const { port } = await listenAds(server, {
+    host,
+    port: o.port ?? 0,
+    ...(o.insecure ? { insecure: true } : {}),
+    ...(o.tlsDir ? { tlsDir: o.tlsDir } : {}),
+  });
 
   let timer: NodeJS.Timeout | undefined;
   let watcher: FSWatcher | undefined;

@@ -1,7 +1,8 @@
 /**
  * A raw SotW ADS client on plain @grpc/grpc-js (not grpc-js-xds): subscribes to fixed names per type,
- * ACKs every response (or NACKs when `nack` says so) and records what arrived. For the mTLS tests
- * (grpc-js-xds 1.14.1 cannot present a client certificate to the ADS server) and for the bench.
+ * ACKs every response (or NACKs what `nack` rejects, with error_detail) and records what arrived.
+ * For the mTLS and NACK tests (grpc-js-xds 1.14.1 cannot present a client certificate to the ADS
+ * server, nor be made to reject valid config) and for the bench.
  */
 import * as grpc from '@grpc/grpc-js';
 import { adsServiceDefinition, decodeResource } from '../envoyProtos';
@@ -41,6 +42,8 @@ export interface RawAdsOptions {
   decodeNames?: boolean;
   /** A shared client (channel) to multiplex streams; else one per stream. */
   client?: grpc.Client;
+  /** Decides each response: a message NACKs it (sent as error_detail), undefined ACKs it. */
+  nack?: (r: RawResponse) => string | undefined;
 }
 
 interface AdsResponse {
@@ -60,6 +63,8 @@ export function connectRawAds(o: RawAdsOptions): RawAdsClient {
   ).StreamAggregatedResources();
   const latest = new Map<string, RawResponse>();
   const fns: ((r: RawResponse) => void)[] = [];
+  /** The last version ACKed per type URL: what a NACK says the client still runs. */
+  const acked = new Map<string, string>();
   let first = true;
   for (const [typeUrl, names] of o.subscriptions) {
     call.write({
@@ -84,11 +89,16 @@ export function connectRawAds(o: RawAdsOptions): RawAdsClient {
     };
     latest.set(r.typeUrl, r);
     const names = o.subscriptions.find(([t]) => t === res.type_url)?.[1] ?? [];
+    const reject = o.nack?.(r);
+    if (reject === undefined) acked.set(res.type_url, res.version_info);
     call.write({
-      version_info: res.version_info,
+      version_info: reject === undefined ? res.version_info : (acked.get(res.type_url) ?? ''),
       type_url: res.type_url,
       resource_names: names,
       response_nonce: res.nonce,
+      ...(reject === undefined
+        ? {}
+        : { error_detail: { code: grpc.status.INVALID_ARGUMENT, message: reject } }),
     });
     for (const f of fns) f(r);
   });

@@ -1,0 +1,130 @@
+/**
+ * The xDS half of a control plane, shared by `serveXdsDir` (a mesh directory) and the local mesh's
+ * `ControlPlane`: a resolved mesh rendered into a SnapshotCache (`MeshXdsPublisher`), and the ADS
+ * server started with mTLS from a CertificateManager or, only when asked, in plaintext (`listenAds`).
+ */
+import { isIP } from 'node:net';
+import type { Proxy } from '@/lib/engine/clusterIndex';
+import type { ResolvedMesh } from '@/lib/engine/resolvedMesh';
+import { type Diagnostic, normalizeDiagnostics } from '@/lib/model/diagnostic';
+import { type ProxyXdsSnapshot, renderXdsProxy } from '@/lib/xds/renderXds';
+import type { AdsServer, ListenOptions } from './AdsServer';
+import { CertificateManager } from './CertificateManager';
+import { SnapshotCache } from './SnapshotCache';
+import { applyRendered, type RenderedProxyXds } from './snapshotFromRendered';
+
+/** The name of the ADS server's own certificate. */
+export const XDS_SERVER_COMMON_NAME = 'meshdeck-system/xds-server';
+
+/** The diagnostic code of a snapshot the cache refused (the proxy keeps its previous config). */
+export const XDS_SNAPSHOT_REFUSED = 'xds-snapshot-refused';
+
+export interface XdsPublishResult {
+  /** Every proxy's rendered resources, by node id (`<namespace>/<pod>`). */
+  snapshots: Record<string, ProxyXdsSnapshot>;
+  /** Node ids whose snapshot the cache refused, with the reason. */
+  refused: Map<string, Error>;
+  /** The render's diagnostics (of the proxies `diagnosticsFor` keeps) and an error per refusal. */
+  diagnostics: Diagnostic[];
+}
+
+/**
+ * Renders a resolved mesh into a SnapshotCache, one snapshot per proxy, and clears the snapshots of
+ * proxies that left the mesh. The cache versions resources by content, so proxies whose resources did
+ * not change are not pushed again.
+ */
+export class MeshXdsPublisher {
+  private nodes: string[] = [];
+
+  constructor(readonly cache: SnapshotCache = new SnapshotCache()) {}
+
+  /** Renders every proxy of `mesh` and sets its snapshot; never throws on a refused snapshot. */
+  publish(mesh: ResolvedMesh, diagnosticsFor: (proxy: Proxy) => boolean = () => true): XdsPublishResult {
+    const snapshots: Record<string, ProxyXdsSnapshot> = {};
+    const diagnostics: Diagnostic[] = [];
+    for (const [id, proxy] of Object.entries(mesh.proxies)) {
+      const r = renderXdsProxy(mesh, id);
+      snapshots[r.snapshot.node] = r.snapshot;
+      if (diagnosticsFor(proxy)) diagnostics.push(...r.diagnostics);
+    }
+    // Envoy's typed resources are plain JSON objects: structurally the cache's XdsResource records.
+    const byNode = new Map<string, RenderedProxyXds>(
+      Object.entries(snapshots).map(([node, s]) => [node, s as unknown as RenderedProxyXds]),
+    );
+    const refused = applyRendered(this.cache, byNode, this.nodes);
+    this.nodes = [...byNode.keys()];
+    for (const [nodeId, e] of refused) diagnostics.push(refusedDiagnostic(nodeId, e));
+    return { snapshots, refused, diagnostics: normalizeDiagnostics(diagnostics) };
+  }
+}
+
+function refusedDiagnostic(nodeId: string, e: Error): Diagnostic {
+  const slash = nodeId.indexOf('/');
+  return {
+    severity: 'error',
+    code: XDS_SNAPSHOT_REFUSED,
+    message: `the xDS snapshot for ${nodeId} was refused and not pushed (the proxy keeps its previous config): ${e.message}`,
+    object:
+      slash > 0
+        ? { kind: 'Pod', namespace: nodeId.slice(0, slash), name: nodeId.slice(slash + 1) }
+        : { kind: 'Pod', name: nodeId },
+  };
+}
+
+/**
+ * The ADS server did not start: it could not bind (the port is taken, the address is not local...)
+ * or its mTLS certificates could not be made (no `openssl`, an unwritable CA directory).
+ */
+export class AdsListenError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'AdsListenError';
+  }
+}
+
+export interface AdsListenOptions {
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  /** Plaintext: proxies are not authenticated (AdsServer logs a warning). */
+  insecure?: boolean;
+  /** mTLS: where the CertificateManager keeps its root CA (required without `insecure`). */
+  tlsDir?: string;
+}
+
+/**
+ * Starts `server` with mTLS (a server certificate for `host` from a CertificateManager in `tlsDir`;
+ * clients must present a certificate from the same CA) or, with `insecure`, in plaintext. Resolves
+ * with the bound port and whether TLS is on.
+ */
+export async function listenAds(
+  server: AdsServer,
+  o: AdsListenOptions,
+): Promise<{ port: number; tls: boolean }> {
+  const where = `${o.host.includes(':') ? `[${o.host}]` : o.host}:${o.port}`;
+  const listen = (options: ListenOptions) =>
+    server.listen(options).catch((e: Error) => {
+      throw new AdsListenError(`the ADS server cannot listen on ${where}: ${e.message}`);
+    });
+  if (o.insecure) return { port: await listen({ host: o.host, port: o.port, insecure: true }), tls: false };
+  if (!o.tlsDir) throw new Error('the ADS server needs a tlsDir for mTLS (or insecure: true)');
+  const cm = new CertificateManager({ dir: o.tlsDir });
+  // A wildcard bind is reached on loopback here, so that is the address the certificate names.
+  const name = o.host === '0.0.0.0' || o.host === '::' ? '127.0.0.1' : o.host;
+  const sans = ['DNS:localhost', isIP(name) ? `IP:${name}` : `DNS:${name}`];
+  let cert, root;
+  try {
+    cert = await cm.issue(XDS_SERVER_COMMON_NAME, 24 * 3600_000, [...new Set(sans)]);
+    root = await cm.root();
+  } catch (e) {
+    throw new AdsListenError(
+      `the ADS server's mTLS certificate could not be issued (CA in ${o.tlsDir}): ${(e as Error).message}`,
+    );
+  }
+  const port = await listen({
+    host: o.host,
+    port: o.port,
+    tls: { key: cert.privateKey, cert: cert.certificateChain, ca: root.certificateChain },
+  });
+  return { port, tls: true };
+}

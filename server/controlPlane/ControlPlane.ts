@@ -9,15 +9,25 @@ import { type Diagnostic, normalizeDiagnostics } from '@/lib/model/diagnostic';
 import type { EndpointSlice } from '@/lib/model/kube';
 import { SERVICE_NAME_LABEL } from '@/lib/model/kube';
 import { parseManifests } from '@/lib/parse/parseManifests';
+import type { ProxyXdsSnapshot } from '@/lib/xds/renderXds';
 import { Reconciler } from '../l7mp/Reconciler';
 import type { ProxySyncState } from '../l7mp/Reconciler';
 import { L7mpRestClient } from '../l7mp/L7mpRestClient';
 import { startDemoApp } from '../localMesh/demoApps';
 import { L7mpSupervisor } from '../localMesh/L7mpSupervisor';
 import { readManifestDir } from '../manifestDir';
+import { AdsServer, type ProxyRecord, type ProxyStatus } from '../xds/AdsServer';
+import { listenAds, MeshXdsPublisher } from '../xds/meshXds';
 import { localMeshPodsDir, localMeshStateDir } from './localMeshPaths';
-import { type LiveSession, LiveStateStore, type ProxyLiveState, type ServiceLiveState } from './liveState';
+import {
+  type LiveSession,
+  LiveStateStore,
+  type ProxyLiveState,
+  type ProxyXdsLiveState,
+  type ServiceLiveState,
+} from './liveState';
 import { type ProbeRequest, type ProbeResult, probeListener } from './probe';
+import { grpcProxyLiveState, grpcSyncFields, xdsLiveState } from './xdsLiveState';
 
 export interface ControlPlaneOptions {
   /** A mesh directory (resources + Services + Pods), as the CLI reads it. */
@@ -29,6 +39,29 @@ export interface ControlPlaneOptions {
   logger?: Pick<Console, 'info' | 'warn' | 'error'>;
   /** Reload when the mesh directory changes (default true). */
   watch?: boolean;
+  /** Serve every proxy's xDS resources over ADS (proxyless gRPC clients, Envoy). */
+  xds?: ControlPlaneXdsOptions;
+}
+
+export interface ControlPlaneXdsOptions {
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  /** Plaintext ADS: proxies are not authenticated and node ids are trusted (a warning is logged). */
+  insecure?: boolean;
+  /** The root CA of the mTLS ADS server (default `<stateDir>/xds-ca`; created when missing). */
+  tlsDir?: string;
+}
+
+/** Where the control plane's ADS server listens. */
+export interface XdsListening {
+  /** `host:port` (IPv6 hosts bracketed). */
+  listen: string;
+  port: number;
+  /** mTLS (client certificates required). */
+  tls: boolean;
+  /** The root CA's directory, with mTLS. */
+  caDir?: string;
 }
 
 type DemoApp = Awaited<ReturnType<typeof startDemoApp>>;
@@ -54,6 +87,17 @@ export class ControlPlane {
   private pollTimer: NodeJS.Timeout | undefined;
   private watcher: FSWatcher | undefined;
   private stopped = false;
+  private readonly xds: { publisher: MeshXdsPublisher; server: AdsServer } | undefined;
+  private xdsListening: XdsListening | undefined;
+  private xdsSnapshots: Record<string, ProxyXdsSnapshot> = {};
+  private xdsDiagnostics: Diagnostic[] = [];
+  private loggedXdsErrors = '';
+  /** The latest status of every open ADS stream, by node id, then stream id. */
+  private readonly xdsStreams = new Map<string, Map<number, ProxyStatus>>();
+  /** What live state shows per node id: its newest open stream, else the last one that closed. */
+  private readonly xdsLive = new Map<string, ProxyXdsLiveState>();
+  private readonly onXdsStatus = (s: ProxyStatus) => this.xdsStatus(s);
+  private readonly onXdsDisconnect = (r: ProxyRecord) => this.xdsDisconnect(r);
 
   private constructor(private readonly options: ControlPlaneOptions) {
     this.stateDir = options.stateDir ?? localMeshStateDir();
@@ -65,6 +109,14 @@ export class ControlPlane {
       driftIntervalMs: options.driftIntervalMs ?? 2000,
       logger: this.logger,
     });
+    if (options.xds) {
+      const publisher = new MeshXdsPublisher();
+      const server = new AdsServer({
+        cache: publisher.cache,
+        logger: { info: (m) => this.logger.info(m), warn: (m) => this.logger.warn(m) },
+      });
+      this.xds = { publisher, server };
+    }
   }
 
   /** Loads the mesh, starts proxies and apps, and begins reconciling. Resolves once processes are up. */
@@ -86,6 +138,8 @@ export class ControlPlane {
     this.prepared = prepareLocalMesh(parseManifests(files));
     this.engine = new MeshEngine(this.prepared.snapshot);
     this.recompute();
+    // Before any process starts: a taken ADS port fails the start without proxies to clean up.
+    if (this.xds) await this.startXds(this.xds.server, this.options.xds!);
 
     this.reconciler.on('state', (s: ProxySyncState) => this.onSyncState(s));
     this.supervisor.on('ready', (e: { id: string }) => {
@@ -101,6 +155,25 @@ export class ControlPlane {
     this.pollTimer = setInterval(() => void this.pollLive(), this.options.driftIntervalMs ?? 2000);
     this.pollTimer.unref();
     if (this.options.watch !== false) this.watchMeshDir();
+  }
+
+  private async startXds(server: AdsServer, o: ControlPlaneXdsOptions): Promise<void> {
+    server.on('status', this.onXdsStatus);
+    server.on('disconnect', this.onXdsDisconnect);
+    const caDir = o.insecure ? undefined : (o.tlsDir ?? path.join(this.stateDir, 'xds-ca'));
+    const { port, tls } = await listenAds(server, {
+      host: o.host,
+      port: o.port,
+      ...(caDir ? { tlsDir: caDir } : { insecure: true }),
+    });
+    const host = o.host.includes(':') ? `[${o.host}]` : o.host;
+    this.xdsListening = { listen: `${host}:${port}`, port, tls, ...(caDir ? { caDir } : {}) };
+    this.live.setXds({ listen: this.xdsListening.listen, tls });
+  }
+
+  /** Where the ADS server listens, when the control plane serves xDS. */
+  get xdsServer(): XdsListening | undefined {
+    return this.xdsListening && { ...this.xdsListening };
   }
 
   /** Reloads when a file of the mesh directory changes (debounced): an edit is a model change. */
@@ -157,11 +230,47 @@ export class ControlPlane {
     }
   }
 
-  /** Recomputes every proxy's desired config from the engine's current result. */
+  /** Recomputes every proxy's desired config (l7mp and xDS) from the engine's current result. */
   private recompute(): void {
     const local = renderLocalMesh(this.engine.current, { podsDir: this.podsDir, apps: this.prepared.apps });
     this.desired = local.proxies;
-    this.diagnostics = normalizeDiagnostics([...this.prepared.diagnostics, ...local.diagnostics]);
+    this.publishXds();
+    this.diagnostics = normalizeDiagnostics([
+      ...this.prepared.diagnostics,
+      ...local.diagnostics,
+      ...this.xdsDiagnostics,
+    ]);
+  }
+
+  /**
+   * Renders every proxy's xDS resources into the snapshot cache (only proxies whose content changed
+   * are pushed). The render's warnings count for proxyless gRPC clients only: l7mp proxies are
+   * configured over REST, and what xDS cannot express for them would bury the mesh's own diagnostics.
+   */
+  private publishXds(): void {
+    if (!this.xds) return;
+    try {
+      const r = this.xds.publisher.publish(this.engine.current.mesh, (p) => p.role === 'grpc');
+      this.xdsSnapshots = r.snapshots;
+      this.xdsDiagnostics = r.diagnostics;
+    } catch (e) {
+      // The l7mp side must keep working whatever happens here; proxies keep their last snapshot.
+      this.xdsDiagnostics = [
+        {
+          severity: 'error',
+          code: 'xds-render-failed',
+          message: `rendering the xDS resources failed; ADS clients keep their previous config: ${(e as Error).message}`,
+          object: { kind: 'File', name: this.options.meshDir },
+        },
+      ];
+    }
+    // Logged once per distinct set: a pod going unready recomputes too, and must not repeat them.
+    const errors = this.xdsDiagnostics
+      .filter((d) => d.severity === 'error')
+      .map((d) => `${d.code}: ${d.message}`);
+    const key = errors.join('\n');
+    if (key !== this.loggedXdsErrors) for (const m of errors) this.logger.error(`meshdeck xDS: error: ${m}`);
+    this.loggedXdsErrors = key;
   }
 
   private desiredMap(): Record<string, { apiUrl: string; config: ProxyL7mpConfig['config'] }> {
@@ -230,11 +339,16 @@ export class ControlPlane {
     const before = new Set(Object.keys(this.desired));
     this.recompute();
     for (const p of Object.values(this.desired)) if (!before.has(p.proxy.id)) await this.startProxy(p);
-    this.afterEngineChange();
+    // Not recomputed again: a change while a proxy started (setPodReady) recomputed and published.
+    this.publishDesired();
   }
 
   private afterEngineChange(): void {
     this.recompute();
+    this.publishDesired();
+  }
+
+  private publishDesired(): void {
     this.publishMesh();
     this.reconciler.setDesired(this.desiredMap());
   }
@@ -259,6 +373,13 @@ export class ControlPlane {
     this.stopped = true;
     clearInterval(this.pollTimer);
     this.watcher?.close();
+    if (this.xds) {
+      // Closing every stream emits a disconnect each: nothing is left to show them to.
+      this.xds.server.off('status', this.onXdsStatus);
+      this.xds.server.off('disconnect', this.onXdsDisconnect);
+      await this.xds.server.stop();
+      this.xds.publisher.cache.close();
+    }
     await this.reconciler.stop();
     await Promise.all([...this.apps.values()].map((a) => a.stop().catch(() => undefined)));
     await this.supervisor.stopAll();
@@ -297,7 +418,17 @@ export class ControlPlane {
         sessions: prev?.sessions ?? { available: false, reason: 'not read yet' },
         counters: prev?.counters ?? { pushes: 0, pushFailures: 0, operations: 0, restarts: 0, sessions: 0 },
       };
+      const xds = this.xdsLive.get(id);
+      if (xds) proxies[id]!.xds = xds;
     }
+    // Proxyless gRPC clients run no l7mp: listed with what xDS serves them and their ADS stream.
+    for (const p of Object.values(this.engine.current.mesh.proxies)) {
+      if (p.role !== 'grpc') continue;
+      proxies[p.id] = grpcProxyLiveState(p, this.xdsSnapshots[p.id], this.xdsLive.get(p.id), !!this.xds);
+    }
+    // Remembered streams of nodes that left the mesh and are gone are dropped (bounded memory).
+    for (const id of this.xdsLive.keys())
+      if (!proxies[id] && !this.xdsStreams.has(id)) this.xdsLive.delete(id);
     const services: Record<string, ServiceLiveState> = {};
     for (const s of this.engine.snapshot.endpointSlices) {
       const svc = s.metadata.labels?.[SERVICE_NAME_LABEL];
@@ -311,6 +442,36 @@ export class ControlPlane {
     }
     this.live.setMesh({ proxies, services, diagnostics: this.diagnostics });
     for (const id of Object.keys(proxies)) this.refreshProcess(id);
+  }
+
+  private xdsStatus(s: ProxyStatus): void {
+    let streams = this.xdsStreams.get(s.nodeId);
+    if (!streams) this.xdsStreams.set(s.nodeId, (streams = new Map()));
+    streams.set(s.streamId, s);
+    // A reconnecting proxy may briefly have two streams: the newest one is the one it uses.
+    if (newest(streams)!.streamId === s.streamId) this.showXds(s.nodeId, xdsLiveState(s));
+  }
+
+  private xdsDisconnect(r: ProxyRecord): void {
+    const streams = this.xdsStreams.get(r.nodeId);
+    if (!streams?.delete(r.streamId)) return;
+    const next = newest(streams);
+    if (next) return this.showXds(r.nodeId, xdsLiveState(next));
+    this.xdsStreams.delete(r.nodeId);
+    const last = this.xdsLive.get(r.nodeId);
+    if (!last) return;
+    if (!this.live.get().proxies[r.nodeId]) {
+      this.xdsLive.delete(r.nodeId);
+      return;
+    }
+    this.showXds(r.nodeId, { ...last, connected: false, disconnectedAt: new Date().toISOString() });
+  }
+
+  private showXds(nodeId: string, xds: ProxyXdsLiveState): void {
+    this.xdsLive.set(nodeId, xds);
+    const prev = this.live.get().proxies[nodeId];
+    if (!prev) return;
+    this.live.updateProxy(nodeId, prev.role === 'grpc' ? { xds, ...grpcSyncFields(xds, true) } : { xds });
   }
 
   private onSyncState(s: ProxySyncState): void {
@@ -383,6 +544,12 @@ export class ControlPlane {
       }),
     );
   }
+}
+
+function newest(streams: Map<number, ProxyStatus>): ProxyStatus | undefined {
+  let best: ProxyStatus | undefined;
+  for (const s of streams.values()) if (!best || s.streamId > best.streamId) best = s;
+  return best;
 }
 
 function toLiveSession(raw: unknown): LiveSession {

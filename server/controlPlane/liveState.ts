@@ -1,5 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { Diagnostic } from '@/lib/model/diagnostic';
+import { jsonEqual } from '@/lib/util/jsonEqual';
+import type { ProxyRecord, ProxyStatus, SyncStatus, TypeSyncState } from '../xds/AdsServer';
 
 /** One live session as the proxy reports it (GET /api/v1/sessions), trimmed to what the console shows. */
 export interface LiveSession {
@@ -11,11 +13,34 @@ export interface LiveSession {
   labels?: Record<string, unknown>;
 }
 
-/** A proxy's live state: process, sync, what it has, and its sessions. */
+/** The short names of the resource types (LDS, RDS, CDS, EDS), as AdsServer.proxyStatus() has them. */
+export type XdsTypeName = keyof ProxyStatus['status'];
+
+/** One resource type of a proxy's ADS stream, as AdsServer.proxyStatus() reports it. */
+export type XdsTypeLiveState = Omit<TypeSyncState, 'lastSentNonce'> & { status: SyncStatus };
+
+/**
+ * A proxy's xDS (ADS) sync state: the newest stream of its node id while one is open, else the last
+ * one (`connected: false`). `lastNack` is the latest NACK of a type, kept after a later ACK.
+ */
+export type ProxyXdsLiveState = Omit<ProxyRecord, 'types' | 'streamId'> & {
+  connected: boolean;
+  /** When the last stream closed (only while not connected). */
+  disconnectedAt?: string;
+  types: Record<XdsTypeName, XdsTypeLiveState>;
+};
+
+/**
+ * A proxy's live state: process, sync, what it has, and its sessions. A proxyless gRPC client (role
+ * `grpc`) has no process, REST API or sessions: its listeners, routes and clusters are the xDS
+ * resources it is served, and its phase follows its ADS stream (`xds-off`, `not-connected`,
+ * `syncing`, `synced`, `nacked`, `disconnected`).
+ */
 export interface ProxyLiveState {
   id: string;
   pod: string;
-  apiUrl: string;
+  /** The l7mp REST API (absent for a proxyless gRPC client). */
+  apiUrl?: string;
   role: string;
   address: string;
   process?: { pid?: number; state: string; restarts: number; startedAt?: string; lastExit?: unknown };
@@ -45,6 +70,8 @@ export interface ProxyLiveState {
   /** Sessions, or why they cannot be listed (l7mp 0.5.7 answers 422 while chained sessions exist). */
   sessions: { available: true; items: LiveSession[] } | { available: false; reason: string };
   counters: { pushes: number; pushFailures: number; operations: number; restarts: number; sessions: number };
+  /** Present once the proxy has opened an ADS stream to this control plane. */
+  xds?: ProxyXdsLiveState;
 }
 
 export interface ServiceLiveState {
@@ -59,6 +86,8 @@ export interface MeshLiveState {
   proxies: Record<string, ProxyLiveState>;
   services: Record<string, ServiceLiveState>;
   diagnostics: Diagnostic[];
+  /** The ADS server, when the control plane serves xDS: `host:port`, and whether it requires mTLS. */
+  xds?: { listen: string; tls: boolean };
 }
 
 export type LiveEvent =
@@ -92,6 +121,7 @@ export class LiveStateStore extends EventEmitter {
   /** Replaces the mesh-level parts (after a load or reload): proxies not listed are dropped. */
   setMesh(parts: Pick<MeshLiveState, 'proxies' | 'services' | 'diagnostics'> & { source?: string }): void {
     this.state = {
+      ...this.state,
       version: this.state.version + 1,
       mesh: {
         ...this.state.mesh,
@@ -105,12 +135,28 @@ export class LiveStateStore extends EventEmitter {
     this.emit('event', { type: 'mesh', version: this.state.version, state: this.state } satisfies LiveEvent);
   }
 
+  /** Records where the ADS server listens (announced as a mesh event). */
+  setXds(xds: MeshLiveState['xds']): void {
+    this.state = { ...this.state, version: this.state.version + 1, xds };
+    this.emit('event', { type: 'mesh', version: this.state.version, state: this.state } satisfies LiveEvent);
+  }
+
   /** Merges a change into one proxy's state; emits only when something changed. */
   updateProxy(id: string, patch: Partial<ProxyLiveState>): void {
     const prev = this.state.proxies[id];
     if (!prev) return;
+    // Only the patched fields are compared: xDS status events arrive on every send and ACK, and a
+    // proxy's whole state (clusters, sessions) is far larger than what one event changes.
+    let changed = false;
+    for (const k in patch) {
+      const key = k as keyof ProxyLiveState;
+      if (!jsonEqual(prev[key], patch[key])) {
+        changed = true;
+        break;
+      }
+    }
+    if (!changed) return;
     const next = { ...prev, ...patch };
-    if (JSON.stringify(next) === JSON.stringify(prev)) return;
     this.state = {
       ...this.state,
       version: this.state.version + 1,

@@ -13,7 +13,14 @@ export type CliCommand =
       live: boolean;
       localMesh: boolean;
     }
-  | { command: 'serve'; dir: string; host: string; port: number }
+  | {
+      command: 'serve';
+      dir: string;
+      host: string;
+      port: number;
+      /** The ADS server of the control plane, or false for none (--no-xds). */
+      xds: false | { host: string; port: number; insecure: boolean };
+    }
   | {
       command: 'xds';
       sub: 'serve';
@@ -47,7 +54,7 @@ export const USAGE = `Usage:
   meshdeck check DIR [--json]
   meshdeck render DIR --format l7mp|ops [--proxy NAME] [--live] [--local-mesh]
   meshdeck render DIR --format xds [--proxy NAME] [--local-mesh]
-  meshdeck serve [DIR] [--host 127.0.0.1] [--port 3000]
+  meshdeck serve [DIR] [--host 127.0.0.1] [--port 3000] [--xds-listen [HOST:]PORT] [--xds-insecure | --no-xds]
   meshdeck xds serve DIR [--listen [HOST:]PORT] (--insecure | --tls-dir PATH)
   meshdeck probe LISTENER [--payload TEXT] [--from ADDR[:PORT]] [--proxy POD] [--label k=v] [--count N] [--url URL]
   meshdeck help | --version
@@ -83,11 +90,19 @@ Usage:
       "config": {"listeners", "routes", "clusters", "endpoints"}}}}. What xDS cannot express is
       a warning (xds-unsupported); an inconsistent snapshot is an error (xds-inconsistent).
 
-  meshdeck serve [DIR] [--host 127.0.0.1] [--port 3000]
+  meshdeck serve [DIR] [--host 127.0.0.1] [--port 3000] [--xds-listen [HOST:]PORT] [--xds-insecure | --no-xds]
       Run the console and the control plane on the local mesh of DIR (default: seed Example 1):
       every pod on a loopback address, a real l7mp process per proxy pod, demo apps, and the
       reconciler keeping the proxies in sync. Prints the console URL once the mesh is configured.
       Needs a production build (npm run build). Binds 127.0.0.1 unless --host says otherwise.
+      The control plane also serves every proxy's xDS resources over ADS (what 'render --format
+      xds' prints; proxyless gRPC clients, msm.l7mp.io/proxy: grpc, get their config only this
+      way), with mTLS: the root CA lives in <state dir>/xds-ca ($MESHDECK_STATE_DIR, default
+      <tmp>/meshdeck) and proxies must present a certificate from it for their node id <ns>/<pod>.
+      --xds-listen     where ADS listens (default 127.0.0.1:18000; a bare PORT means 127.0.0.1)
+      --xds-insecure   plaintext ADS, proxies unauthenticated (grpc-js-xds clients cannot present
+                       a client certificate, so they need this)
+      --no-xds         no ADS server
 
   meshdeck xds serve DIR [--listen [HOST:]PORT] (--insecure | --tls-dir PATH)
       Serve the mesh in DIR over xDS (ADS, Envoy v3) to proxyless gRPC clients and Envoy: the
@@ -119,7 +134,7 @@ const REPEATABLE = new Set(['label']);
 const FLAGS = {
   check: { json: false },
   render: { format: true, proxy: true, live: false, 'local-mesh': false },
-  serve: { host: true, port: true },
+  serve: { host: true, port: true, 'xds-listen': true, 'xds-insecure': false, 'no-xds': false },
   xds: { listen: true, insecure: false, 'tls-dir': true },
   probe: { payload: true, from: true, proxy: true, label: true, count: true, url: true },
 } as const satisfies Record<string, Record<string, boolean>>;
@@ -172,15 +187,31 @@ function parseServe(positionals: string[], flags: Map<string, string>): CliComma
   const port = Number(flags.get('port') ?? '3000');
   if (!Number.isInteger(port) || port < 1 || port > 65535)
     throw new UsageError(`serve: --port must be a port, not "${flags.get('port')}"`);
+  const listen = flags.get('xds-listen');
+  const insecure = flags.has('xds-insecure');
+  if (flags.has('no-xds') && (listen !== undefined || insecure))
+    throw new UsageError(`serve: --no-xds excludes --${insecure ? 'xds-insecure' : 'xds-listen'}`);
   return {
     command: 'serve',
     dir: positionals[0] ?? 'examples/seed-example-1',
     host: flags.get('host') ?? '127.0.0.1',
     port,
+    xds: flags.has('no-xds')
+      ? false
+      : { ...parseListen(listen ?? DEFAULT_XDS_LISTEN, 'serve: --xds-listen'), insecure },
   };
 }
 
 const DEFAULT_XDS_LISTEN = '127.0.0.1:18000';
+
+/** `[HOST:]PORT` (HOST may be a bracketed IPv6 address); a bare PORT means 127.0.0.1. */
+function parseListen(listen: string, what: string): { host: string; port: number } {
+  const m = /^(?:(\[[^\]]+\]|[^:]+):)?(\d+)$/.exec(listen);
+  const port = m ? Number(m[2]) : NaN;
+  if (!m || !Number.isInteger(port) || port < 1 || port > 65535)
+    throw new UsageError(`${what} must be [HOST:]PORT, not "${listen}"`);
+  return { host: m[1] ? m[1].replace(/^\[(.*)\]$/, '$1') : '127.0.0.1', port };
+}
 
 function parseXds(positionals: string[], flags: Map<string, string>): CliCommand {
   const [sub, dir, ...extra] = positionals;
@@ -188,12 +219,7 @@ function parseXds(positionals: string[], flags: Map<string, string>): CliCommand
   if (sub !== 'serve') throw new UsageError(`xds: unknown sub-command "${sub}" (serve)`);
   if (dir === undefined) throw new UsageError('xds serve: missing DIR (a directory or a manifest file)');
   if (extra.length > 0) throw new UsageError(`xds serve: unexpected argument "${extra[0]}"`);
-  const listen = flags.get('listen') ?? DEFAULT_XDS_LISTEN;
-  const m = /^(?:(\[[^\]]+\]|[^:]+):)?(\d+)$/.exec(listen);
-  const port = m ? Number(m[2]) : NaN;
-  if (!m || !Number.isInteger(port) || port < 1 || port > 65535)
-    throw new UsageError(`xds serve: --listen must be [HOST:]PORT, not "${listen}"`);
-  const host = m[1] ? m[1].replace(/^\[(.*)\]$/, '$1') : '127.0.0.1';
+  const { host, port } = parseListen(flags.get('listen') ?? DEFAULT_XDS_LISTEN, 'xds serve: --listen');
   const insecure = flags.has('insecure');
   const tlsDir = flags.get('tls-dir');
   if (insecure && tlsDir !== undefined)

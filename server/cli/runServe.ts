@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ControlPlane } from '../controlPlane/ControlPlane';
 import { setControlPlane } from '../controlPlane/registry';
+import { AdsListenError } from '../xds/meshXds';
 import type { CliCommand } from './args';
 import { CliError, ExitCode } from './cliError';
 import type { CliIo } from './cliIo';
@@ -11,9 +12,9 @@ import type { CliIo } from './cliIo';
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 /**
- * `meshdeck serve [DIR]`: the control plane on the local mesh of DIR, and the console (Next.js, in
- * this process, so that route handlers reach the control plane through globalThis). Runs until
- * SIGINT/SIGTERM, then stops every proxy and app it started.
+ * `meshdeck serve [DIR]`: the control plane on the local mesh of DIR (with its ADS server unless
+ * --no-xds), and the console (Next.js, in this process, so that route handlers reach the control
+ * plane through globalThis). Runs until SIGINT/SIGTERM, then stops every proxy and app it started.
  */
 export async function runServe(cmd: Extract<CliCommand, { command: 'serve' }>, io: CliIo): Promise<number> {
   if (!existsSync(path.join(REPO_ROOT, '.next', 'BUILD_ID'))) {
@@ -23,7 +24,17 @@ export async function runServe(cmd: Extract<CliCommand, { command: 'serve' }>, i
     );
   }
   const started = Date.now();
-  const cp = await ControlPlane.startLocal({ meshDir: cmd.dir });
+  let cp: ControlPlane;
+  try {
+    cp = await ControlPlane.startLocal({ meshDir: cmd.dir, ...(cmd.xds ? { xds: cmd.xds } : {}) });
+  } catch (e) {
+    if (e instanceof AdsListenError)
+      throw new CliError(
+        `serve: ${e.message} (see --xds-listen, --xds-insecure and --no-xds)`,
+        ExitCode.usage,
+      );
+    throw e;
+  }
   setControlPlane(cp);
   let closing = false;
   const shutdown = async (signal: string) => {
@@ -67,6 +78,18 @@ export async function runServe(cmd: Extract<CliCommand, { command: 'serve' }>, i
       `  ${s.id.padEnd(28)} ${s.phase.padEnd(12)} ${s.apiUrl}${s.lastPush?.failed ? `  ${s.lastPush.failed.message}` : ''}\n`,
     );
   }
+  for (const p of Object.values(cp.live.get().proxies)) {
+    if (p.role === 'grpc')
+      io.stdout(`  ${p.id.padEnd(28)} ${p.phase.padEnd(12)} proxyless gRPC (xDS only)\n`);
+  }
+  const xds = cp.xdsServer;
+  io.stdout(
+    !xds
+      ? 'xDS: off (--no-xds)\n'
+      : xds.tls
+        ? `xDS (ADS): ${xds.listen}, mTLS: proxies present a certificate from the CA in ${xds.caDir}\n`
+        : `xDS (ADS): ${xds.listen}, plaintext (--xds-insecure): proxies are not authenticated\n`,
+  );
   await new Promise(() => {}); // serve until a signal
   return 0;
 }

@@ -65,6 +65,21 @@ describe('parseArgs', () => {
     ],
     [['serve', 'm', '--no-xds'], { command: 'serve', dir: 'm', host: '127.0.0.1', port: 3000, xds: false }],
     [
+      ['serve', 'm', '--no-xds', '--token', 'e2e-token'],
+      { command: 'serve', dir: 'm', host: '127.0.0.1', port: 3000, xds: false, token: 'e2e-token' },
+    ],
+    [
+      ['probe', 'gw', '--token=e2e-token'],
+      {
+        command: 'probe',
+        listener: 'gw',
+        url: 'http://127.0.0.1:3000',
+        payload: 'ping',
+        count: 1,
+        token: 'e2e-token',
+      },
+    ],
+    [
       ['xds', 'serve', 'm', '--listen', '127.0.0.1:18001', '--insecure'],
       { command: 'xds', sub: 'serve', dir: 'm', host: '127.0.0.1', port: 18001, insecure: true },
     ],
@@ -135,6 +150,14 @@ describe('parseArgs', () => {
       'xds serve: --listen must be [HOST:]PORT, not "70000"',
     ],
     [['probe'], 'probe: missing LISTENER (a VirtualService name)'],
+    [
+      ['serve', '--token', 'short'],
+      'serve: --token: a console token must be 8 to 256 characters from A-Z a-z 0-9 . _ ~ -',
+    ],
+    [
+      ['probe', 'gw', '--token', 'with space'],
+      'probe: --token: a console token must be 8 to 256 characters from A-Z a-z 0-9 . _ ~ -',
+    ],
     [['probe', 'gw', '--label', 'nokey'], 'probe: --label must be key=value, not "nokey"'],
   ])('%j is a usage error', (argv, message) => {
     expect(() => parseArgs(argv)).toThrow(new UsageError(message));

@@ -1,3 +1,4 @@
+import { consoleTokenProblem } from '../console/consoleAuth';
 import { CliError } from './cliError';
 
 /** The meshdeck command line, parsed. */
@@ -20,6 +21,8 @@ export type CliCommand =
       port: number;
       /** The ADS server of the control plane, or false for none (--no-xds). */
       xds: false | { host: string; port: number; insecure: boolean };
+      /** The console token (--token); else $MESHDECK_CONSOLE_TOKEN or a random one. */
+      token?: string;
     }
   | {
       command: 'xds';
@@ -39,6 +42,8 @@ export type CliCommand =
       from?: { address: string; port?: number };
       labels?: Record<string, string>;
       count: number;
+      /** The console token (--token); else $MESHDECK_CONSOLE_TOKEN or the running console's runtime file. */
+      token?: string;
     };
 
 export type RenderFormat = 'l7mp' | 'ops' | 'xds';
@@ -54,9 +59,9 @@ export const USAGE = `Usage:
   meshdeck check DIR [--json]
   meshdeck render DIR --format l7mp|ops [--proxy NAME] [--live] [--local-mesh]
   meshdeck render DIR --format xds [--proxy NAME] [--local-mesh]
-  meshdeck serve [DIR] [--host 127.0.0.1] [--port 3000] [--xds-listen [HOST:]PORT] [--xds-insecure | --no-xds]
+  meshdeck serve [DIR] [--host 127.0.0.1] [--port 3000] [--token T] [--xds-listen [HOST:]PORT] [--xds-insecure | --no-xds]
   meshdeck xds serve DIR [--listen [HOST:]PORT] (--insecure | --tls-dir PATH)
-  meshdeck probe LISTENER [--payload TEXT] [--from ADDR[:PORT]] [--proxy POD] [--label k=v] [--count N] [--url URL]
+  meshdeck probe LISTENER [--payload TEXT] [--from ADDR[:PORT]] [--proxy POD] [--label k=v] [--count N] [--url URL] [--token T]
   meshdeck help | --version
 `;
 
@@ -90,11 +95,14 @@ Usage:
       "config": {"listeners", "routes", "clusters", "endpoints"}}}}. What xDS cannot express is
       a warning (xds-unsupported); an inconsistent snapshot is an error (xds-inconsistent).
 
-  meshdeck serve [DIR] [--host 127.0.0.1] [--port 3000] [--xds-listen [HOST:]PORT] [--xds-insecure | --no-xds]
+  meshdeck serve [DIR] [--host 127.0.0.1] [--port 3000] [--token T] [--xds-listen [HOST:]PORT] [--xds-insecure | --no-xds]
       Run the console and the control plane on the local mesh of DIR (default: seed Example 1):
       every pod on a loopback address, a real l7mp process per proxy pod, demo apps, and the
       reconciler keeping the proxies in sync. Prints the console URL once the mesh is configured.
       Needs a production build (npm run build). Binds 127.0.0.1 unless --host says otherwise.
+      The URL carries the console token (as Jupyter's does): changing anything from the browser
+      (draft saves, apply, probe) needs a session opened with it. The token is random unless
+      --token or $MESHDECK_CONSOLE_TOKEN gives one (8-256 characters from A-Z a-z 0-9 . _ ~ -).
       The control plane also serves every proxy's xDS resources over ADS (what 'render --format
       xds' prints; proxyless gRPC clients, msm.l7mp.io/proxy: grpc, get their config only this
       way), with mTLS: the root CA lives in <state dir>/xds-ca ($MESHDECK_STATE_DIR, default
@@ -114,11 +122,13 @@ Usage:
       --tls-dir    mTLS: the root CA lives in PATH (created if missing); the server certificate
                    is issued from it and proxies must present a certificate for their node id
 
-  meshdeck probe LISTENER [--payload TEXT] [--from ADDR[:PORT]] [--proxy POD] [--label k=v] [--count N] [--url URL]
+  meshdeck probe LISTENER [--payload TEXT] [--from ADDR[:PORT]] [--proxy POD] [--label k=v] [--count N] [--url URL] [--token T]
       Ask a running console (--url, default http://127.0.0.1:3000) to send a message through a
       listener (a VirtualService name) and print the echo, the path it took and the latency.
       --from       the client address (and port) to send from, e.g. 127.0.0.100:9050
       --label      JSONSocket header labels (repeatable)
+      --token      the console token (default: $MESHDECK_CONSOLE_TOKEN, else the token of the
+                   'meshdeck serve' on that port, read from its runtime file in the state dir)
       Exit status: 1 if no reply came back.
 
   meshdeck help | --help | -h       show this help
@@ -134,9 +144,9 @@ const REPEATABLE = new Set(['label']);
 const FLAGS = {
   check: { json: false },
   render: { format: true, proxy: true, live: false, 'local-mesh': false },
-  serve: { host: true, port: true, 'xds-listen': true, 'xds-insecure': false, 'no-xds': false },
+  serve: { host: true, port: true, token: true, 'xds-listen': true, 'xds-insecure': false, 'no-xds': false },
   xds: { listen: true, insecure: false, 'tls-dir': true },
-  probe: { payload: true, from: true, proxy: true, label: true, count: true, url: true },
+  probe: { payload: true, from: true, proxy: true, label: true, count: true, url: true, token: true },
 } as const satisfies Record<string, Record<string, boolean>>;
 
 /** Parses `argv` (without node and the script); throws UsageError with a message fit to print. */
@@ -199,6 +209,7 @@ function parseServe(positionals: string[], flags: Map<string, string>): CliComma
     xds: flags.has('no-xds')
       ? false
       : { ...parseListen(listen ?? DEFAULT_XDS_LISTEN, 'serve: --xds-listen'), insecure },
+    ...tokenFlag('serve', flags),
   };
 }
 
@@ -263,7 +274,17 @@ function parseProbe(
     ...(from ? { from } : {}),
     ...(Object.keys(labels).length ? { labels } : {}),
     count,
+    ...tokenFlag('probe', flags),
   };
+}
+
+/** `--token T` when given, checked so that it fits in the console URL. */
+function tokenFlag(command: string, flags: Map<string, string>): { token?: string } {
+  const token = flags.get('token');
+  if (token === undefined) return {};
+  const problem = consoleTokenProblem(token);
+  if (problem) throw new UsageError(`${command}: --token: ${problem}`);
+  return { token };
 }
 
 /** `--flag value`, `--flag=value`, boolean `--flag`; `--` ends the options. */

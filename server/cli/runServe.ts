@@ -2,7 +2,9 @@ import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { resolveConsoleToken, serveConsole } from '../console/serveConsole';
 import { ControlPlane } from '../controlPlane/ControlPlane';
+import { localMeshStateDir } from '../controlPlane/localMeshPaths';
 import { setControlPlane } from '../controlPlane/registry';
 import { AdsListenError } from '../xds/meshXds';
 import type { CliCommand } from './args';
@@ -23,6 +25,12 @@ export async function runServe(cmd: Extract<CliCommand, { command: 'serve' }>, i
       ExitCode.usage,
     );
   }
+  let token: string;
+  try {
+    token = resolveConsoleToken(cmd.token);
+  } catch (e) {
+    throw new CliError(`serve: ${(e as Error).message}`, ExitCode.usage);
+  }
   const started = Date.now();
   let cp: ControlPlane;
   try {
@@ -36,11 +44,24 @@ export async function runServe(cmd: Extract<CliCommand, { command: 'serve' }>, i
     throw e;
   }
   setControlPlane(cp);
+  // The console's sign-in and draft; the token is printed once, in the URL below, and never logged.
+  const served = await serveConsole({
+    meshDir: cmd.dir,
+    host: cmd.host,
+    port: cmd.port,
+    token,
+    stateDir: localMeshStateDir(),
+    examplesDir: path.join(REPO_ROOT, 'examples'),
+  }).catch(async (e: Error) => {
+    await cp.stop();
+    throw new CliError(`serve: cannot set up the console: ${e.message}`, ExitCode.usage);
+  });
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
     io.stderr(`meshdeck: ${signal}: stopping the local mesh\n`);
+    await served.dispose().catch(() => undefined);
     await cp.stop();
     process.exit(0);
   };
@@ -58,6 +79,7 @@ export async function runServe(cmd: Extract<CliCommand, { command: 'serve' }>, i
       server.listen(cmd.port, cmd.host, resolve);
     });
   } catch (e) {
+    await served.dispose().catch(() => undefined);
     await cp.stop();
     throw new CliError(
       `serve: cannot start the console on ${cmd.host}:${cmd.port}: ${(e as Error).message}`,
@@ -70,7 +92,7 @@ export async function runServe(cmd: Extract<CliCommand, { command: 'serve' }>, i
   const synced = states.filter((s) => s.inSync).length;
   const errors = cp.live.get().diagnostics.filter((d) => d.severity === 'error').length;
   io.stdout(
-    `Meshdeck console: http://${cmd.host.includes(':') ? `[${cmd.host}]` : cmd.host}:${cmd.port}\n` +
+    `Meshdeck console: ${served.url}\n` +
       `local mesh ${cmd.dir}: ${synced}/${states.length} proxies in sync, ${errors} errors, ready in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
   );
   for (const s of states) {

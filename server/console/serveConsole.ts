@@ -1,0 +1,109 @@
+/**
+ * What `meshdeck serve` sets up for the console besides the control plane: the console token and
+ * its sessions, the server-side draft, and a runtime file (mode 0600, as Jupyter keeps one) through
+ * which `meshdeck probe` on the same machine finds the token of the console it talks to.
+ */
+import { readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
+import {
+  CONSOLE_TOKEN_ENV,
+  ConsoleAuth,
+  consoleTokenProblem,
+  generateConsoleToken,
+  setConsoleAuth,
+} from './consoleAuth';
+import { setConsoleContext } from './consoleContext';
+import { DraftStore } from './DraftStore';
+import { writeFileAtomic } from './meshDirFiles';
+
+/** The console token: `--token`, else $MESHDECK_CONSOLE_TOKEN, else a new random one; throws if a given one is unusable. */
+export function resolveConsoleToken(
+  flag: string | undefined,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): string {
+  const given = flag ?? env[CONSOLE_TOKEN_ENV];
+  if (given === undefined || given === '') return generateConsoleToken();
+  const problem = consoleTokenProblem(given);
+  if (problem) throw new Error(`${flag !== undefined ? '--token' : CONSOLE_TOKEN_ENV}: ${problem}`);
+  return given;
+}
+
+/** The URL to open: the console with its token, as printed once at start. */
+export function consoleUrl(host: string, port: number, token: string): string {
+  return `http://${urlHost(host)}:${port}/?token=${token}`;
+}
+
+function urlHost(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+/** Where `meshdeck serve` on `port` keeps its runtime file. */
+export function runtimeFile(stateDir: string, port: number): string {
+  return path.join(stateDir, 'console', `serve-${port}.json`);
+}
+
+export interface ServeConsoleOptions {
+  meshDir: string;
+  host: string;
+  port: number;
+  token: string;
+  /** The control plane's state directory (the draft and the runtime file go under `console/`). */
+  stateDir: string;
+  examplesDir: string;
+  logger?: Pick<Console, 'warn'>;
+}
+
+export interface ServedConsole {
+  /** The console URL with the token (print it once, never log it). */
+  url: string;
+  /** Removes the runtime file and the process-wide console state. */
+  dispose(): Promise<void>;
+}
+
+/** Installs the console's auth and draft for the route handlers of this process and writes the runtime file. */
+export async function serveConsole(o: ServeConsoleOptions): Promise<ServedConsole> {
+  const wildcard = o.host === '0.0.0.0' || o.host === '::';
+  setConsoleAuth(
+    new ConsoleAuth(o.token, { allowedHosts: wildcard ? ['*'] : [urlHost(o.host).toLowerCase()] }),
+  );
+  setConsoleContext({
+    drafts: new DraftStore({
+      meshDir: path.resolve(o.meshDir),
+      stateDir: o.stateDir,
+      ...(o.logger ? { logger: o.logger } : {}),
+    }),
+    examplesDir: o.examplesDir,
+  });
+  const url = consoleUrl(wildcard ? '127.0.0.1' : o.host, o.port, o.token);
+  const file = runtimeFile(o.stateDir, o.port);
+  await writeFileAtomic(file, `${JSON.stringify({ url, token: o.token, pid: process.pid })}\n`, 0o600);
+  return {
+    url,
+    dispose: async () => {
+      setConsoleAuth(undefined);
+      setConsoleContext(undefined);
+      await rm(file, { force: true });
+    },
+  };
+}
+
+/**
+ * The token of the console `meshdeck serve` runs on this port, from its runtime file, if that
+ * server is still running (its pid is alive) and the file is this user's to read.
+ */
+export async function findConsoleToken(stateDir: string, port: number): Promise<string | undefined> {
+  let saved: { token?: unknown; pid?: unknown };
+  try {
+    saved = JSON.parse(await readFile(runtimeFile(stateDir, port), 'utf8')) as typeof saved;
+  } catch {
+    return undefined;
+  }
+  if (typeof saved.token !== 'string' || typeof saved.pid !== 'number') return undefined;
+  try {
+    process.kill(saved.pid, 0);
+  } catch (e) {
+    // EPERM: alive, but another user's process (its file would not be readable either).
+    if ((e as NodeJS.ErrnoException).code !== 'EPERM') return undefined;
+  }
+  return saved.token;
+}

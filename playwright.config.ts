@@ -36,12 +36,16 @@ export default defineConfig({
       },
     },
   ],
+  // The console and the control plane on a fresh copy of seed Example 1 (real l7mp proxies), signed in
+  // with the token e2e-token: open `/?token=e2e-token` to get a session.
   webServer: {
-    command: `npx next start -H 127.0.0.1 -p ${port}`,
+    command: 'bash scripts/e2e-server.sh',
     url: `${origin}/api/health`,
     reuseExistingServer: !process.env.CI,
-    timeout: 120_000,
+    timeout: 180_000,
     stdout: 'ignore',
     stderr: 'pipe',
+    // SIGTERM lets meshdeck serve stop its proxies and the script remove its temp dir.
+    gracefulShutdown: { signal: 'SIGTERM', timeout: 20_000 },
   },
 });

@@ -35,15 +35,20 @@ export async function readJsonBody(
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel().catch(() => undefined);
-      return fail(413, `the body is larger than ${maxBytes} bytes`);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > maxBytes) {
+        await reader.cancel().catch(() => undefined);
+        return fail(413, `the body is larger than ${maxBytes} bytes`);
+      }
+      chunks.push(value);
     }
-    chunks.push(value);
+  } catch (e) {
+    // The client went away or sent a broken body: answered, never thrown into the server.
+    return fail(400, `the body could not be read: ${(e as Error).message}`);
   }
   const text = Buffer.concat(chunks).toString('utf8');
   try {

@@ -99,6 +99,9 @@ describe('/api/session', () => {
     expect(cross.status).toBe(403);
     expect((await postSession(req('POST', '/api/session', { body: 'not json' }))).status).toBe(400);
     expect((await postSession(req('POST', '/api/session', { body: { tokn: TOKEN } }))).status).toBe(400);
+    const huge = await postSession(req('POST', '/api/session', { body: { token: 'x'.repeat(5000) } }));
+    expect(huge.status).toBe(413);
+    expect((await huge.json()).error).toBe('the body is larger than 4096 bytes');
     setConsoleAuth(undefined);
     expect((await postSession(req('POST', '/api/session', { body: { token: TOKEN } }))).status).toBe(503);
   });

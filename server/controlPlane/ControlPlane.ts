@@ -2,6 +2,7 @@ import { type FSWatcher, watch } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { MeshEngine } from '@/lib/engine/meshEngine';
+import { coalescingRunner } from '@/lib/util/coalescingRunner';
 import type { ProxyL7mpConfig } from '@/lib/engine/renderL7mp';
 import { type PreparedLocalMesh, prepareLocalMesh } from '@/lib/localMesh/prepareLocalMesh';
 import { renderLocalMesh } from '@/lib/localMesh/renderLocalMesh';
@@ -332,7 +333,15 @@ export class ControlPlane {
   }
 
   /** Re-reads the mesh directory (after an edit) and pushes what changed. */
-  async reload(): Promise<void> {
+  reload(): Promise<void> {
+    return this.reloadSerially();
+  }
+
+  // The file watcher and an apply from the console may both ask at once; overlapping reloads could
+  // start the same new proxy twice.
+  private readonly reloadSerially = coalescingRunner(() => this.reloadOnce());
+
+  private async reloadOnce(): Promise<void> {
     const files = await readManifestDir(this.options.meshDir);
     this.prepared = prepareLocalMesh(parseManifests(files));
     this.engine.setSnapshot(this.prepared.snapshot);

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdsServer } from './AdsServer';
 import { type Certificate, CertificateManager } from './CertificateManager';
 import { TypeUrls } from './envoyProtos';
+import { listenAds, XDS_SERVER_COMMON_NAME } from './meshXds';
 import { SnapshotCache } from './SnapshotCache';
 import { waitFor } from './testing/children';
 import { demoSnapshot } from './testing/demoSnapshot';
@@ -114,6 +115,52 @@ describe('ADS server certificate renewal', () => {
       expect(() => plain.updateTls({ key: '', cert: '', ca: '' })).toThrow(/does not serve TLS/);
     } finally {
       await plain.stop();
+    }
+  });
+
+  it('listenAds renews its own server certificate before it expires (short lifetime for the test)', async () => {
+    const tlsDir = path.join(dir, 'listen-ca');
+    const own = new AdsServer({ cache, logger: {} });
+    const { port: ownPort } = await listenAds(own, {
+      host: '127.0.0.1',
+      port: 0,
+      tlsDir,
+      serverCertValidityMs: 3000,
+      renewCheckMs: 100,
+    });
+    const ownCm = new CertificateManager({ dir: tlsDir });
+    const ownRoot = await ownCm.root();
+    const client = await ownCm.issue('ns1/pod-a');
+    const serial = () =>
+      new Promise<string>((resolve, reject) => {
+        const socket = tls.connect({
+          host: '127.0.0.1',
+          port: ownPort,
+          servername: 'localhost',
+          ca: ownRoot.certificateChain,
+          key: client.privateKey,
+          cert: client.certificateChain,
+          ALPNProtocols: ['h2'],
+        });
+        socket.once('secureConnect', () => {
+          const s = socket.getPeerCertificate().serialNumber;
+          socket.destroy();
+          resolve(s);
+        });
+        socket.once('error', reject);
+      });
+    try {
+      const before = await serial();
+      // Renewed after 2/3 of 3 s; checked every 100 ms.
+      let after = before;
+      for (let i = 0; i < 60 && after === before; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        after = await serial();
+      }
+      expect(after).not.toBe(before);
+      expect(XDS_SERVER_COMMON_NAME).toBe(SERVER_CN);
+    } finally {
+      await own.stop();
     }
   });
 });

@@ -154,6 +154,7 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
   private readonly byNode = new Map<string, Set<StreamCtx>>();
   private readonly envelopes = new Map<string, Buffer>();
   private certificates: RotatingCertificates | undefined;
+  private readonly stopHooks: (() => void)[] = [];
   private readonly cache: SnapshotCache;
   private readonly log: { info: (m: string) => void; warn: (m: string) => void };
   private tls = false;
@@ -203,11 +204,17 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
     return port;
   }
 
+  /** Runs `fn` when the server stops (e.g. to end a certificate renewal timer). */
+  onStop(fn: () => void): void {
+    this.stopHooks.push(fn);
+  }
+
   /** Closes every stream and the server. */
   async stop(): Promise<void> {
     const server = this.server;
     if (!server) return;
     this.server = undefined;
+    for (const fn of this.stopHooks.splice(0)) fn();
     this.cache.off('change', this.onChange);
     for (const s of [...this.streams.values()]) s.close();
     await new Promise<void>((resolve) => {

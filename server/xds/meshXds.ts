@@ -90,6 +90,10 @@ export interface AdsListenOptions {
   insecure?: boolean;
   /** mTLS: where the CertificateManager keeps its root CA (required without `insecure`). */
   tlsDir?: string;
+  /** Lifetime of the server certificate (default 24 h); it is renewed after 2/3 of it. */
+  serverCertValidityMs?: number;
+  /** How often the renewal checks the certificate (default 60 s). */
+  renewCheckMs?: number;
 }
 
 /**
@@ -114,7 +118,9 @@ export async function listenAds(
   const sans = ['DNS:localhost', isIP(name) ? `IP:${name}` : `DNS:${name}`];
   let cert, root;
   try {
-    cert = await cm.issue(XDS_SERVER_COMMON_NAME, 24 * 3600_000, [...new Set(sans)]);
+    cert = await cm.issue(XDS_SERVER_COMMON_NAME, o.serverCertValidityMs ?? 24 * 3600_000, [
+      ...new Set(sans),
+    ]);
     root = await cm.root();
   } catch (e) {
     throw new AdsListenError(
@@ -126,5 +132,19 @@ export async function listenAds(
     port: o.port,
     tls: { key: cert.privateKey, cert: cert.certificateChain, ca: root.certificateChain },
   });
+  // The server certificate is short-lived: renew it before it expires, without a restart (new
+  // connections get the new one; open streams keep theirs).
+  cm.announcements().on('announcement', (a) => {
+    if (a.kind !== 'rotated' || a.commonName !== XDS_SERVER_COMMON_NAME) return;
+    const renewed = cm.get(XDS_SERVER_COMMON_NAME);
+    if (renewed)
+      server.updateTls({
+        key: renewed.privateKey,
+        cert: renewed.certificateChain,
+        ca: root.certificateChain,
+      });
+  });
+  cm.autoRotate(o.renewCheckMs ?? 60_000);
+  server.onStop(() => cm.stopAutoRotate());
   return { port, tls: true };
 }

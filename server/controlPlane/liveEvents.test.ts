@@ -24,8 +24,16 @@ const proxy: ProxyLiveState = {
 afterEach(() => setControlPlane(undefined));
 
 describe('/api/state and /api/events', () => {
+  it('refuse a foreign Host or Origin (DNS rebinding) before anything else', () => {
+    const foreign = { headers: { host: 'evil.example:3000' } };
+    expect(getState(new Request('http://evil.example:3000/api/state', foreign)).status).toBe(403);
+    expect(GET(new Request('http://evil.example:3000/api/events', foreign)).status).toBe(403);
+    const crossSite = { headers: { host: '127.0.0.1:3000', origin: 'http://evil.example' } };
+    expect(getState(new Request('http://127.0.0.1:3000/api/state', crossSite)).status).toBe(403);
+  });
+
   it('answer 503 when no control plane runs in the process', async () => {
-    expect(getState().status).toBe(503);
+    expect(getState(new Request('http://127.0.0.1/api/state')).status).toBe(503);
     expect(GET(new Request('http://127.0.0.1/api/events')).status).toBe(503);
   });
 
@@ -64,6 +72,8 @@ describe('/api/state and /api/events', () => {
     expect(live.listenerCount('event')).toBe(1);
     abort.abort();
     expect(live.listenerCount('event')).toBe(0);
-    expect((await getState().json()).proxies['default/gw'].inSync).toBe(true);
+    expect(
+      (await getState(new Request('http://127.0.0.1/api/state')).json()).proxies['default/gw'].inSync,
+    ).toBe(true);
   });
 });

@@ -1,5 +1,6 @@
 import type { LiveEvent } from '@/server/controlPlane/liveState';
 import { getControlPlane } from '@/server/controlPlane/registry';
+import { refuseForeign } from '@/server/console/routeUtil';
 
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
@@ -9,6 +10,9 @@ export const runtime = 'nodejs';
  * every change, each carrying the state version (clients drop anything older than what they have).
  */
 export function GET(req: Request): Response {
+  // Reads too: a DNS-rebound page must not read the mesh's state or logs.
+  const refused = refuseForeign(req);
+  if (refused) return refused;
   const cp = getControlPlane();
   if (!cp) return Response.json({ error: 'no control plane is running in this process' }, { status: 503 });
   const enc = new TextEncoder();

@@ -1,10 +1,14 @@
 import { getControlPlane } from '@/server/controlPlane/registry';
+import { refuseForeign } from '@/server/console/routeUtil';
 
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
 
 /** The last lines an l7mp process of the local mesh printed: `/api/logs?proxy=<pod or ns/pod>&tail=200`. */
 export function GET(req: Request): Response {
+  // Reads too: a DNS-rebound page must not read the mesh's state or logs.
+  const refused = refuseForeign(req);
+  if (refused) return refused;
   const cp = getControlPlane();
   if (!cp) return Response.json({ error: 'no control plane is running in this process' }, { status: 503 });
   const url = new URL(req.url);

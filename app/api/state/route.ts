@@ -1,10 +1,14 @@
 import { getControlPlane } from '@/server/controlPlane/registry';
+import { refuseForeign } from '@/server/console/routeUtil';
 
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
 
 /** The live state of the mesh: proxies (process, sync, config, sessions), services, diagnostics. */
-export function GET(): Response {
+export function GET(req: Request): Response {
+  // Reads too: a DNS-rebound page must not read the mesh's state or logs.
+  const refused = refuseForeign(req);
+  if (refused) return refused;
   const cp = getControlPlane();
   if (!cp)
     return Response.json(

@@ -4,7 +4,9 @@
  * shows it (a file line for the YAML editor, a node for the canvas, a field for the form).
  */
 import { type CompiledMesh, compileMesh } from '../engine/compileMesh';
-import type { Diagnostic, Severity } from '../model/diagnostic';
+import { prepareLocalMesh } from '../localMesh/prepareLocalMesh';
+import { renderLocalMesh } from '../localMesh/renderLocalMesh';
+import { type Diagnostic, normalizeDiagnostics, type Severity } from '../model/diagnostic';
 import type { L7mpConfig } from '../model/l7mp';
 import type { Snapshot } from '../model/snapshot';
 import { renderXds, type XdsRender } from '../xds/renderXds';
@@ -27,8 +29,13 @@ export interface DraftCompilation {
   snapshot: Snapshot;
   compiled: CompiledMesh;
   graph: MeshGraph;
-  /** Each l7mp proxy's desired config, by proxy id (`namespace/pod`). */
+  /**
+   * Each l7mp proxy's desired config, by proxy id (`namespace/pod`): on the local mesh, as the local
+   * mesh pushes it (loopback adaptations), else the cluster config.
+   */
   l7mp: Record<string, L7mpConfig>;
+  /** True when compiled for the local mesh (what `meshdeck serve` applies to). */
+  localMesh: boolean;
   /** Envoy resources per proxy, or why they could not be rendered. */
   xds: XdsRender | { error: string };
   /** Every diagnostic, engine order (errors first, causes before consequences). */
@@ -38,14 +45,39 @@ export interface DraftCompilation {
   diagnosticNodes: (string | undefined)[];
 }
 
+export interface CompileOptions {
+  /** Render xDS too (default true). */
+  xds?: boolean;
+  /**
+   * Compile for the local mesh, as the server checks and pushes a draft there: loopback addresses,
+   * derived EndpointSlices, the local adaptations (sockets under `podsDir`) and its own checks.
+   */
+  localMesh?: { podsDir: string };
+}
+
 /** Compiles a draft. Never throws: a failing stage leaves a diagnostic and the others run. */
-export function compileDraft(draft: DraftDoc, opts: { xds?: boolean } = {}): DraftCompilation {
+export function compileDraft(draft: DraftDoc, opts: CompileOptions = {}): DraftCompilation {
   const model = parseDraft(draft);
-  const snapshot = draftSnapshot(draft.files);
-  const compiled = compileMesh(snapshot);
-  const graph = meshGraph(snapshot, compiled);
+  const parsed = draftSnapshot(draft.files);
+  let snapshot = parsed;
+  let compiled: CompiledMesh;
   const l7mp: Record<string, L7mpConfig> = {};
-  for (const [id, p] of Object.entries(compiled.l7mp.proxies)) l7mp[id] = p.config;
+  if (opts.localMesh) {
+    const prepared = prepareLocalMesh(parsed);
+    snapshot = prepared.snapshot;
+    const plain = compileMesh(snapshot);
+    const local = renderLocalMesh(plain, { podsDir: opts.localMesh.podsDir, apps: prepared.apps });
+    // The same diagnostics the server checks before it applies a draft to the local mesh.
+    compiled = {
+      ...plain,
+      diagnostics: normalizeDiagnostics([...prepared.diagnostics, ...local.diagnostics]),
+    };
+    for (const [id, p] of Object.entries(local.proxies)) l7mp[id] = p.config;
+  } else {
+    compiled = compileMesh(snapshot);
+    for (const [id, p] of Object.entries(compiled.l7mp.proxies)) l7mp[id] = p.config;
+  }
+  const graph = meshGraph(snapshot, compiled);
   let xds: DraftCompilation['xds'] = { error: 'not rendered' };
   if (opts.xds !== false) {
     try {
@@ -75,11 +107,37 @@ export function compileDraft(draft: DraftDoc, opts: { xds?: boolean } = {}): Dra
     compiled,
     graph,
     l7mp,
+    localMesh: opts.localMesh !== undefined,
     xds,
     diagnostics,
     markers,
     diagnosticNodes: diagnostics.map((d) => nodeOf.get(d)),
   };
+}
+
+/**
+ * Where the server keeps the local mesh's pod folders, read off one proxy's config as the server
+ * pushes it (`server`) against the same proxy rendered with an empty podsDir (`ours`): socket paths
+ * are `<podsDir>/<namespace>/<pod>/<path>`. Undefined when the proxy has no socket to compare.
+ */
+export function inferPodsDir(ours: L7mpConfig, server: L7mpConfig): string | undefined {
+  const pairs: [string, string][] = [];
+  for (const c of ours.clusters) {
+    const s = server.clusters.find((x) => x.name === c.name);
+    if (c.spec.protocol !== 'UnixDomainSocket' || !s) continue;
+    (c.endpoints ?? []).forEach((e, i) => {
+      const t = s.endpoints?.[i];
+      if (t) pairs.push([e.spec.address, t.spec.address]);
+    });
+  }
+  for (const l of ours.listeners) {
+    const s = server.listeners.find((x) => x.name === l.name);
+    if (s && typeof l.spec.filename === 'string' && typeof s.spec.filename === 'string')
+      pairs.push([l.spec.filename, s.spec.filename]);
+  }
+  for (const [a, b] of pairs)
+    if (a.startsWith('/') && b.endsWith(a) && b !== a) return b.slice(0, b.length - a.length);
+  return undefined;
 }
 
 /** A diagnostic without a source line (one about a generated object) points at its object's first line. */

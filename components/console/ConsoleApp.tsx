@@ -1,0 +1,371 @@
+'use client';
+
+import { useQuery } from '@tanstack/react-query';
+import { useCallback, useDeferredValue, useEffect, useMemo, useState } from 'react';
+import { compileDraft, type DraftCompilation, inferPodsDir } from '@/lib/console/compileDraft';
+import type { DraftCommand } from '@/lib/console/draftCommands';
+import { draftAsYaml } from '@/lib/console/exportDraft';
+import { newObject, type PaletteKind } from '@/lib/console/palette';
+import type { Diagnostic } from '@/lib/model/diagnostic';
+import type { L7mpConfig } from '@/lib/model/l7mp';
+import type { MeshLiveState } from '@/server/controlPlane/liveState';
+import { apiFetch } from './api';
+import { ApplyPanel, useApply } from './ApplyPanel';
+import { DiagnosticsList } from './DiagnosticsList';
+import { ImportDialog } from './ImportDialog';
+import { Inspector } from './Inspector';
+import { MeshCanvas } from './MeshCanvas';
+import { Palette } from './Palette';
+import { PreviewPanel } from './PreviewPanel';
+import { liveStateQuery } from './queries';
+import { ShortcutsDialog } from './ShortcutsDialog';
+import { Toolbar } from './Toolbar';
+import { useConsoleDraft } from './useConsoleDraft';
+import { useLiveEvents } from './useLiveEvents';
+import { useSession } from './useSession';
+import { useTheme } from './useTheme';
+import { YamlPanel } from './YamlPanel';
+
+type Tab = 'inspector' | 'yaml' | 'preview';
+const TABS: [Tab, string][] = [
+  ['inspector', 'Inspector'],
+  ['yaml', 'YAML'],
+  ['preview', 'Preview'],
+];
+
+/** Deep-linkable view state, kept in the address's hash: `#node=...&tab=yaml&file=...&proxy=...`. */
+function readHash(): { node?: string; tab?: Tab; file?: string; proxy?: string } {
+  const h = new URLSearchParams(window.location.hash.slice(1));
+  const tab = h.get('tab');
+  return {
+    node: h.get('node') ?? undefined,
+    tab: tab === 'yaml' || tab === 'preview' || tab === 'inspector' ? tab : undefined,
+    file: h.get('file') ?? undefined,
+    proxy: h.get('proxy') ?? undefined,
+  };
+}
+
+/** The console: palette, canvas, Inspector / YAML / Preview, diagnostics; one draft, one live stream. */
+export function ConsoleApp() {
+  const session = useSession();
+  const draft = useConsoleDraft();
+  const { run: runCommand, undo, redo, flush } = draft;
+  const liveQ = useQuery(liveStateQuery);
+  const live = liveQ.data;
+  const connection = useLiveEvents(live !== null && live !== undefined);
+  const [theme, setTheme] = useTheme();
+
+  const [selected, setSelected] = useState<string | undefined>();
+  const [tab, setTab] = useState<Tab>('inspector');
+  const [yamlFile, setYamlFile] = useState<string | undefined>();
+  const [previewProxy, setPreviewProxy] = useState<string | undefined>();
+  const [nodeFocus, setNodeFocus] = useState<{ nodeId: string; seq: number } | undefined>();
+  const [fieldFocus, setFieldFocus] = useState<{ path: string; seq: number } | undefined>();
+  const [reveal, setReveal] = useState<{ file: string; line: number; seq: number } | undefined>();
+  const [dialog, setDialog] = useState<'import' | 'help' | undefined>();
+  const [toast, setToast] = useState<string | undefined>();
+
+  // Typing stays responsive on big meshes: the engine runs on the latest draft React can afford.
+  const present = useDeferredValue(draft.history.present);
+  // On the local mesh the console compiles as the server checks and pushes (loopback adaptations).
+  const localMesh = live?.mesh.mode === 'local';
+  const [podsDir, setPodsDir] = useState<string | undefined>();
+  const compilation = useMemo(
+    () => compileDraft(present, localMesh ? { localMesh: { podsDir: podsDir ?? '' } } : {}),
+    [present, localMesh, podsDir],
+  );
+  usePodsDir(localMesh && podsDir === undefined, compilation, live, setPodsDir);
+  const apply = useApply(draft.flush);
+
+  useEffect(() => {
+    // The hash is only readable in the browser, after hydration (server and client render alike first).
+    const h = readHash();
+    // eslint-disable-next-line react-hooks/set-state-in-effect
+    if (h.node) setSelected(h.node);
+    if (h.tab) setTab(h.tab);
+    if (h.file) setYamlFile(h.file);
+    if (h.proxy) setPreviewProxy(h.proxy);
+  }, []);
+  useEffect(() => {
+    const h = new URLSearchParams();
+    if (selected) h.set('node', selected);
+    if (tab !== 'inspector') h.set('tab', tab);
+    if (yamlFile && tab === 'yaml') h.set('file', yamlFile);
+    if (previewProxy && tab === 'preview') h.set('proxy', previewProxy);
+    const next = h.toString();
+    if (next !== window.location.hash.slice(1))
+      window.history.replaceState(
+        window.history.state,
+        '',
+        `${window.location.pathname}${window.location.search}${next ? `#${next}` : ''}`,
+      );
+  }, [selected, tab, yamlFile, previewProxy]);
+
+  const run = useCallback(
+    (cmd: DraftCommand, opts?: { group?: string }) => {
+      const r = runCommand(cmd, opts);
+      setToast(r.ok ? undefined : r.error);
+      return r;
+    },
+    [runCommand],
+  );
+
+  const seq = () => Date.now();
+  const showYaml = useCallback((file: string, line: number) => {
+    setYamlFile(file);
+    setReveal({ file, line, seq: Date.now() });
+    setTab('yaml');
+  }, []);
+
+  const pickDiagnostic = useCallback(
+    (d: Diagnostic, nodeId: string | undefined) => {
+      const s = seq();
+      if (nodeId) {
+        setSelected(nodeId);
+        setNodeFocus({ nodeId, seq: s });
+      }
+      setFieldFocus({ path: d.path ?? '', seq: s });
+      const key = `${d.object.kind}/${d.object.namespace ?? 'default'}/${d.object.name}`;
+      const where = d.source ?? compilation.model.byKey.get(key)?.[0];
+      if (where) {
+        setYamlFile(where.file);
+        setReveal({ file: where.file, line: where.line, seq: s });
+      }
+      setTab((t) => (t === 'preview' ? 'inspector' : t));
+    },
+    [compilation.model],
+  );
+
+  const addObject = useCallback(
+    (kind: PaletteKind) => {
+      const object = newObject(kind, compilation.model);
+      const r = run({ type: 'addObject', object });
+      if (r.ok) {
+        const meta = object.metadata as { name: string; namespace: string };
+        setSelected(`${kind}/${meta.namespace}/${meta.name}`);
+        setTab('inspector');
+      }
+    },
+    [compilation.model, run],
+  );
+
+  const exportDraft = useCallback(() => {
+    const blob = new Blob([draftAsYaml(draft.history.present)], { type: 'application/yaml' });
+    const a = document.createElement('a');
+    a.href = URL.createObjectURL(blob);
+    a.download = 'meshdeck-draft.yaml';
+    a.click();
+    setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+  }, [draft.history.present]);
+
+  // Keyboard: undo/redo everywhere but in Monaco (it forwards its own), the rest outside text fields.
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      const t = e.target as HTMLElement | null;
+      if (t?.closest('.monaco-editor')) return;
+      const mod = e.ctrlKey || e.metaKey;
+      const key = e.key.toLowerCase();
+      if (mod && key === 'z') {
+        e.preventDefault();
+        if (e.shiftKey) redo();
+        else undo();
+        return;
+      }
+      if (mod && key === 'y') {
+        e.preventDefault();
+        redo();
+        return;
+      }
+      if (mod && key === 's') {
+        e.preventDefault();
+        void flush();
+        return;
+      }
+      if (mod || e.altKey) return;
+      if (t && (t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName))) return;
+      if (e.key === '?') setDialog('help');
+      else if (e.key === 'Escape') setSelected(undefined);
+      else if (e.key === '1' || e.key === '2' || e.key === '3') setTab(TABS[Number(e.key) - 1]![0]);
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [undo, redo, flush]);
+
+  const errors = compilation.diagnostics.filter((d) => d.severity === 'error').length;
+  return (
+    <div className="console" data-testid="console">
+      <header className="console__header">
+        <div className="brand">
+          <svg className="brand-mark" viewBox="0 0 32 32" aria-hidden="true">
+            <circle cx="8" cy="8" r="4" />
+            <circle cx="24" cy="8" r="4" />
+            <circle cx="16" cy="24" r="4" />
+            <path d="M8 8 L24 8 L16 24 Z" />
+          </svg>
+          <h1 data-testid="app-title">Meshdeck</h1>
+        </div>
+        <Toolbar
+          canUndo={draft.history.past.length > 0}
+          canRedo={draft.history.future.length > 0}
+          save={draft.save}
+          session={session}
+          connection={live === null ? 'no-control-plane' : connection}
+          apply={apply.state}
+          errors={errors}
+          theme={theme}
+          onUndo={draft.undo}
+          onRedo={draft.redo}
+          onImport={() => setDialog('import')}
+          onExport={exportDraft}
+          onApply={() => void apply.apply()}
+          onTheme={setTheme}
+          onHelp={() => setDialog('help')}
+          onResolveConflict={draft.resolveConflict}
+        />
+      </header>
+      <Palette onAdd={addObject} />
+      <main className="console__canvas" aria-label="Mesh graph">
+        <MeshCanvas
+          graph={compilation.graph}
+          layout={present.layout}
+          live={live}
+          selectedId={selected}
+          focus={nodeFocus}
+          theme={theme}
+          onSelect={setSelected}
+          onMove={(positions) => run({ type: 'moveNodes', positions })}
+          onConnect={(source, target, chain) => run({ type: 'connect', source, target, chain })}
+          onDelete={(ids) => {
+            const group = `delete:${Date.now()}`;
+            for (const id of ids) {
+              const n = compilation.graph.nodes.find((x) => x.id === id);
+              if (n?.object && !n.object.path && !n.generated)
+                run({ type: 'deleteObject', key: n.object.key }, { group });
+              else if (n)
+                setToast(
+                  `${n.kind} ${n.name} is not an object of its own; delete it in its owner's form or YAML`,
+                );
+            }
+            setSelected(undefined);
+          }}
+        />
+      </main>
+      <aside className="console__side" aria-label="Details">
+        <div role="tablist" aria-label="Details" className="tabs">
+          {TABS.map(([t, label], i) => (
+            <button
+              key={t}
+              type="button"
+              role="tab"
+              id={`tab-${t}`}
+              aria-selected={tab === t}
+              aria-controls={`panel-${t}`}
+              onClick={() => setTab(t)}
+              title={`${label} (${i + 1})`}
+              data-testid={`tab-${t}`}
+            >
+              {label}
+            </button>
+          ))}
+        </div>
+        <div className="console__panel" role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`}>
+          {tab === 'inspector' ? (
+            <Inspector
+              compilation={compilation}
+              selectedId={selected}
+              focusPath={fieldFocus}
+              live={live}
+              run={run}
+              onSelect={setSelected}
+              onShowYaml={showYaml}
+              onPreview={(id) => {
+                setPreviewProxy(id);
+                setTab('preview');
+              }}
+            />
+          ) : tab === 'yaml' ? (
+            <YamlPanel
+              draft={draft.history.present}
+              compilation={compilation}
+              file={yamlFile}
+              theme={theme}
+              reveal={reveal}
+              onFile={setYamlFile}
+              onReveal={(file, line) => setReveal({ file, line, seq: Date.now() })}
+              run={run}
+              onUndo={draft.undo}
+              onRedo={draft.redo}
+            />
+          ) : (
+            <PreviewPanel
+              compilation={compilation}
+              proxyId={previewProxy}
+              live={live}
+              onProxy={setPreviewProxy}
+            />
+          )}
+        </div>
+      </aside>
+      <footer className="console__bottom">
+        <DiagnosticsList compilation={compilation} onPick={pickDiagnostic} />
+      </footer>
+      <div className="toast-region" aria-live="assertive">
+        {toast ? (
+          <div className="toast" role="alert" data-testid="toast">
+            <span>{toast}</span>
+            <button type="button" onClick={() => setToast(undefined)} aria-label="Dismiss">
+              ×
+            </button>
+          </div>
+        ) : null}
+      </div>
+      <ApplyPanel
+        state={apply.state}
+        live={live}
+        onForce={() => void apply.apply(true)}
+        onClose={apply.close}
+      />
+      <ImportDialog
+        open={dialog === 'import'}
+        draft={draft.history.present}
+        run={run}
+        onClose={() => setDialog(undefined)}
+      />
+      <ShortcutsDialog open={dialog === 'help'} onClose={() => setDialog(undefined)} />
+    </div>
+  );
+}
+
+/**
+ * The local mesh roots UNIX socket paths in each pod's folder on the server; the folder is read off
+ * one proxy's pushed config (GET /api/proxies/<id>/desired) once, so socket paths preview exactly.
+ */
+function usePodsDir(
+  needed: boolean,
+  compilation: DraftCompilation,
+  live: MeshLiveState | null | undefined,
+  set: (dir: string) => void,
+): void {
+  useEffect(() => {
+    if (!needed) return;
+    // Only a proxy the mesh runs has a pushed config to compare with.
+    const id = Object.keys(compilation.l7mp).find(
+      (k) =>
+        live?.proxies[k] !== undefined &&
+        compilation.l7mp[k]!.clusters.some((c) => c.spec.protocol === 'UnixDomainSocket'),
+    );
+    if (!id) return;
+    const controller = new AbortController();
+    apiFetch<{ config: L7mpConfig }>(`/api/proxies/${encodeURIComponent(id)}/desired`, {
+      signal: controller.signal,
+    })
+      .then((r) => {
+        const dir = inferPodsDir(compilation.l7mp[id]!, r.config);
+        if (dir !== undefined) set(dir);
+      })
+      .catch(() => {
+        // Without it, socket paths in the preview lack the server's folder; nothing else depends on it.
+      });
+    return () => controller.abort();
+  }, [needed, compilation, live, set]);
+}

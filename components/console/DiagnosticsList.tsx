@@ -1,0 +1,66 @@
+'use client';
+
+import { useState } from 'react';
+import type { DraftCompilation } from '@/lib/console/compileDraft';
+import { formatObjectRef, type Diagnostic, type Severity } from '@/lib/model/diagnostic';
+
+export interface DiagnosticsListProps {
+  compilation: DraftCompilation;
+  onPick(d: Diagnostic, nodeId: string | undefined): void;
+}
+
+/** Every diagnostic of the draft; picking one focuses its node, its YAML line and its form field. */
+export function DiagnosticsList({ compilation, onPick }: DiagnosticsListProps) {
+  const [show, setShow] = useState<Record<Severity, boolean>>({ error: true, warning: true, info: false });
+  const { diagnostics, diagnosticNodes } = compilation;
+  const counts = { error: 0, warning: 0, info: 0 };
+  for (const d of diagnostics) counts[d.severity]++;
+  return (
+    <section className="diagnostics" aria-label="Diagnostics" data-testid="diagnostics">
+      <div className="diagnostics__bar">
+        <strong>Diagnostics</strong>
+        {(['error', 'warning', 'info'] as const).map((s) => (
+          <label key={s} className={`count count--${s}`}>
+            <input
+              type="checkbox"
+              checked={show[s]}
+              onChange={(e) => setShow({ ...show, [s]: e.target.checked })}
+            />
+            <span data-testid={`count-${s}`}>{counts[s]}</span> {s}
+            {counts[s] === 1 ? '' : 's'}
+          </label>
+        ))}
+      </div>
+      <ul className="diagnostics__list">
+        {diagnostics.length === 0 ? (
+          <li className="diagnostics__none">No problems: the engine accepts this draft.</li>
+        ) : diagnostics.every((d) => !show[d.severity]) ? (
+          <li className="diagnostics__none">
+            Nothing to show with these filters ({diagnostics.length} hidden).
+          </li>
+        ) : null}
+        {diagnostics.map((d, i) =>
+          show[d.severity] ? (
+            <li key={i}>
+              <button
+                type="button"
+                className={`diag diag--${d.severity}`}
+                onClick={() => onPick(d, diagnosticNodes[i])}
+                data-testid="diagnostic"
+                data-code={d.code}
+              >
+                <span className="diag__sev">{d.severity}</span>
+                <span className="diag__obj">
+                  {formatObjectRef(d.object)}
+                  {d.path ? <code> {d.path}</code> : null}
+                </span>
+                <span className="diag__msg">{d.message}</span>
+                <span className="diag__src">{d.source ? `${d.source.file}:${d.source.line}` : ''}</span>
+              </button>
+            </li>
+          ) : null,
+        )}
+      </ul>
+    </section>
+  );
+}

@@ -1,0 +1,135 @@
+'use client';
+
+import { useQuery } from '@tanstack/react-query';
+import { useMemo, useState } from 'react';
+import type { DraftCompilation } from '@/lib/console/compileDraft';
+import { xdsConfigDump } from '@/lib/console/configDump';
+import { diffL7mp } from '@/lib/l7mp/diffL7mp';
+import { emptyL7mpConfig } from '@/lib/model/l7mp';
+import type { MeshLiveState } from '@/server/controlPlane/liveState';
+import { ApiError, errorMessage } from './api';
+import { proxyTone } from './nodeLive';
+import { proxyLiveQuery } from './queries';
+
+type View = 'ops' | 'l7mp' | 'xds' | 'live';
+
+export interface PreviewPanelProps {
+  compilation: DraftCompilation;
+  proxyId: string | undefined;
+  live: MeshLiveState | null | undefined;
+  onProxy(id: string): void;
+}
+
+/** Per proxy: the l7mp operations the draft needs against what runs, the l7mp config, the xDS resources. */
+export function PreviewPanel({ compilation, proxyId, live, onProxy }: PreviewPanelProps) {
+  const proxies = Object.values(compilation.compiled.mesh.proxies).sort((a, b) => (a.id < b.id ? -1 : 1));
+  const current = proxies.find((p) => p.id === proxyId) ?? proxies[0];
+  const [view, setView] = useState<View>('ops');
+  const isL7mp = current !== undefined && current.role !== 'grpc';
+  // Only a proxy the mesh runs can be read; a draft's new proxy starts with the next apply.
+  const running = current !== undefined && live?.proxies[current.id] !== undefined;
+  const liveQuery = useQuery({ ...proxyLiveQuery(current?.id ?? ''), enabled: isL7mp && running });
+  const desired = current ? compilation.l7mp[current.id] : undefined;
+  const liveConfig = liveQuery.data?.config;
+  const ops = useMemo(
+    () => (desired ? diffL7mp(liveConfig ?? emptyL7mpConfig(), desired) : []),
+    [desired, liveConfig],
+  );
+
+  if (!current)
+    return (
+      <div className="empty-state" data-testid="preview-empty">
+        <p>No proxies in the draft.</p>
+        <p>
+          A proxy is a Pod labelled <code>msm.l7mp.io/proxy: sidecar</code>, <code>gateway</code> or{' '}
+          <code>grpc</code> with a <code>status.podIP</code>.
+        </p>
+      </div>
+    );
+
+  const liveNote =
+    live === null
+      ? 'No control plane runs in this server (start the console with `meshdeck serve`): operations are shown against an empty proxy.'
+      : live !== undefined && !running
+        ? 'This proxy does not run on the mesh yet (Apply starts it): operations are shown against an empty proxy.'
+        : liveQuery.error
+          ? `${liveQuery.error instanceof ApiError && liveQuery.error.unavailable ? 'Live config unavailable' : 'Cannot read the live config'}: ${errorMessage(liveQuery.error)}. Operations are shown against an empty proxy.`
+          : liveQuery.isPending && isL7mp
+            ? 'Reading the live config…'
+            : liveConfig
+              ? `Operations take the proxy from what it runs now to the draft${compilation.localMesh ? ' as the local mesh pushes it (UDP listeners on the pod address, sockets in the pod folder)' : ''}.`
+              : '';
+  const xds = 'error' in compilation.xds ? undefined : compilation.xds.proxies[current.id];
+  const liveProxy = live?.proxies[current.id];
+  return (
+    <div className="preview" data-testid="preview">
+      <div className="preview__bar">
+        <label>
+          Proxy{' '}
+          <select value={current.id} onChange={(e) => onProxy(e.target.value)} data-testid="preview-proxy">
+            {proxies.map((p) => (
+              <option key={p.id} value={p.id}>
+                {p.id} ({p.role})
+              </option>
+            ))}
+          </select>
+        </label>
+        <span className={`pill tone-${liveProxy ? proxyTone(liveProxy).tone : 'idle'}`}>
+          {liveProxy ? proxyTone(liveProxy).text : live === null ? 'no control plane' : 'not running'}
+        </span>
+      </div>
+      <div role="tablist" aria-label="Preview view" className="subtabs">
+        {(
+          [
+            ['ops', `Operations (${isL7mp ? ops.length : 0})`],
+            ['l7mp', 'l7mp config'],
+            ['xds', 'xDS'],
+            ['live', 'Live'],
+          ] as const
+        ).map(([v, label]) => (
+          <button key={v} role="tab" type="button" aria-selected={view === v} onClick={() => setView(v)}>
+            {label}
+          </button>
+        ))}
+      </div>
+      <p className="preview__note" role="status">
+        {isL7mp ? liveNote : 'A proxyless gRPC client runs no l7mp: it is configured over xDS only.'}
+      </p>
+      <div className="preview__body">
+        {view === 'ops' ? (
+          !isL7mp ? null : ops.length === 0 ? (
+            <p className="empty-state" data-testid="preview-in-sync">
+              Nothing to do:{' '}
+              {liveConfig ? 'the proxy already runs the draft' : 'the draft configures nothing here'}.
+            </p>
+          ) : (
+            <ol className="ops" data-testid="preview-ops">
+              {ops.map((op, i) => (
+                <li key={i} className={`op op--${op.method.toLowerCase()}`}>
+                  <code>
+                    {op.method} {op.path}
+                  </code>
+                  <span className="op__reason">{op.reason}</span>
+                </li>
+              ))}
+            </ol>
+          )
+        ) : view === 'l7mp' ? (
+          <pre className="json" data-testid="preview-l7mp">
+            {desired ? JSON.stringify(desired, null, 2) : 'No l7mp config (xDS only).'}
+          </pre>
+        ) : view === 'xds' ? (
+          <pre className="json" data-testid="preview-xds">
+            {xds
+              ? JSON.stringify(xdsConfigDump(xds), null, 2)
+              : `No xDS resources: ${'error' in compilation.xds ? compilation.xds.error : 'none for this proxy'}`}
+          </pre>
+        ) : (
+          <pre className="json" data-testid="preview-live">
+            {liveConfig ? JSON.stringify(liveConfig, null, 2) : liveNote || 'No live config.'}
+          </pre>
+        )}
+      </div>
+    </div>
+  );
+}

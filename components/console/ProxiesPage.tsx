@@ -1,0 +1,123 @@
+'use client';
+
+import { useQuery } from '@tanstack/react-query';
+import Link from 'next/link';
+import { useEffect, useState } from 'react';
+import type { ProxyLiveState } from '@/server/controlPlane/liveState';
+import { errorMessage } from './api';
+import { proxyTone } from './nodeLive';
+import { liveStateQuery } from './queries';
+import { useLiveEvents } from './useLiveEvents';
+
+/** "3 s ago" from an ISO time, against a clock that ticks every second. */
+function ago(iso: string | undefined, now: number): string {
+  if (!iso) return '–';
+  const s = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
+  return s < 60 ? `${s}s ago` : s < 3600 ? `${Math.floor(s / 60)}m ago` : `${Math.floor(s / 3600)}h ago`;
+}
+
+function xdsText(p: ProxyLiveState): string {
+  if (!p.xds) return '–';
+  const types = Object.entries(p.xds.types)
+    .map(([t, v]) => `${t} ${v.status}`)
+    .join(', ');
+  return `${p.xds.connected ? 'connected' : 'disconnected'}${types ? `: ${types}` : ''}`;
+}
+
+/** The proxies table: sync, last push, errors, endpoints, xDS; live through the page's one EventSource. */
+export function ProxiesPage() {
+  const live = useQuery(liveStateQuery);
+  const connection = useLiveEvents(live.data !== null && live.data !== undefined);
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(t);
+  }, []);
+  const proxies = Object.values(live.data?.proxies ?? {}).sort((a, b) => (a.id < b.id ? -1 : 1));
+  return (
+    <div className="proxies-page">
+      <header className="proxies-page__head">
+        <h1 data-testid="app-title">Meshdeck</h1>
+        <h2>Proxies</h2>
+        <span
+          className={`live-dot live-dot--${live.data === null ? 'no-control-plane' : connection}`}
+          role="status"
+        >
+          {live.data === null ? 'no control plane' : connection === 'open' ? 'live' : connection}
+        </span>
+        <Link href="/">Back to the console</Link>
+      </header>
+      {live.isPending ? (
+        <p className="empty-state">Reading the live state…</p>
+      ) : live.error ? (
+        <p className="empty-state" role="alert">
+          Cannot read the live state: {errorMessage(live.error)}
+        </p>
+      ) : live.data === null ? (
+        <div className="empty-state" data-testid="proxies-empty">
+          <p>No control plane runs in this server, so there are no proxies to show.</p>
+          <p>
+            Start one with <code>meshdeck serve DIR</code> (or <code>npm run demo</code>) and open the URL it
+            prints.
+          </p>
+        </div>
+      ) : proxies.length === 0 ? (
+        <p className="empty-state">The mesh has no proxies (Pods labelled msm.l7mp.io/proxy).</p>
+      ) : (
+        <table className="proxies-table" data-testid="proxies-table">
+          <caption>
+            Mesh {live.data?.mesh.source} · state version {live.data?.version}
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">Proxy</th>
+              <th scope="col">Role</th>
+              <th scope="col">Address</th>
+              <th scope="col">Sync</th>
+              <th scope="col">Last push</th>
+              <th scope="col">Errors</th>
+              <th scope="col">Listeners</th>
+              <th scope="col">Clusters</th>
+              <th scope="col">Endpoints</th>
+              <th scope="col">Sessions</th>
+              <th scope="col">Restarts</th>
+              <th scope="col">xDS</th>
+            </tr>
+          </thead>
+          <tbody>
+            {proxies.map((p) => {
+              const tone = proxyTone(p);
+              const endpoints = p.clusters.reduce((n, c) => n + c.endpoints.length, 0);
+              return (
+                <tr key={p.id} data-testid={`proxy-row-${p.id}`}>
+                  <th scope="row">{p.id}</th>
+                  <td>{p.role}</td>
+                  <td>{p.address}</td>
+                  <td className={`tone-${tone.tone}`}>{p.inSync ? 'SYNCED' : p.phase.toUpperCase()}</td>
+                  <td>
+                    {p.lastPush
+                      ? `${ago(p.lastPush.at, now)} · ${p.lastPush.operations} ops · ${p.lastPush.durationMs} ms`
+                      : '–'}
+                  </td>
+                  <td className={p.lastPush?.failed ? 'tone-bad' : ''}>
+                    {p.lastPush?.failed
+                      ? `${p.lastPush.failed.op ? `${p.lastPush.failed.op.method} ${p.lastPush.failed.op.path}: ` : ''}${p.lastPush.failed.message}`
+                      : p.reachable === false
+                        ? 'unreachable'
+                        : ''}
+                  </td>
+                  <td>{p.listeners.length}</td>
+                  <td>{p.clusters.length}</td>
+                  <td>{endpoints}</td>
+                  <td>{p.sessions.available ? p.sessions.items.length : 'n/a'}</td>
+                  <td>{p.counters.restarts}</td>
+                  <td>{xdsText(p)}</td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,33 @@
+'use client';
+
+import { Dialog } from './Dialog';
+
+export const SHORTCUTS: [string, string][] = [
+  ['Ctrl+Z', 'Undo (graph, form and YAML edits alike)'],
+  ['Ctrl+Shift+Z or Ctrl+Y', 'Redo'],
+  ['Ctrl+S', 'Save the draft now (it also saves by itself)'],
+  ['Delete / Backspace', 'Delete the selected object (on the canvas)'],
+  ['Shift while connecting', 'Append the Target to the ingress chain'],
+  ['Alt while connecting', 'Append the Target to the egress chain'],
+  ['1 / 2 / 3', 'Inspector / YAML / Preview tab'],
+  ['Esc', 'Clear the selection, close a dialog'],
+  ['?', 'This cheat sheet'],
+];
+
+/** The keyboard shortcuts cheat sheet (`?`). */
+export function ShortcutsDialog({ open, onClose }: { open: boolean; onClose(): void }) {
+  return (
+    <Dialog open={open} title="Keyboard shortcuts" onClose={onClose} testId="shortcuts">
+      <dl className="shortcuts">
+        {SHORTCUTS.map(([k, v]) => (
+          <div key={k} className="shortcuts__row">
+            <dt>
+              <kbd>{k}</kbd>
+            </dt>
+            <dd>{v}</dd>
+          </div>
+        ))}
+      </dl>
+    </Dialog>
+  );
+}

@@ -1,0 +1,75 @@
+'use client';
+
+import { useState } from 'react';
+import { checkSplitSum, distributeEvenly, moveWeight, percentages } from '@/lib/console/splitWeights';
+
+export interface SplitEntry {
+  serviceName: string;
+  weight: number;
+}
+
+/**
+ * The canary control of a Target with `split`: a slider per backend, a lock per slider, "evenly
+ * distribute" and a sum-to-100 check. Every move is an edit, so the preview follows the slider.
+ */
+export function SplitEditor({
+  entries,
+  onWeights,
+}: {
+  entries: SplitEntry[];
+  onWeights(weights: number[]): void;
+}) {
+  const [locked, setLocked] = useState<boolean[]>([]);
+  const weights = entries.map((e) => e.weight);
+  const lockedOf = entries.map((_, i) => locked[i] ?? false);
+  const shares = percentages(weights);
+  const problem = checkSplitSum(weights);
+  return (
+    <section className="split-editor" aria-label="Canary split" data-testid="split-editor">
+      <h3>Canary split</h3>
+      {entries.map((e, i) => (
+        <div className="split-row" key={i}>
+          <span className="split-row__name" id={`split-${i}`}>
+            {e.serviceName}
+          </span>
+          <input
+            type="range"
+            min={0}
+            max={100}
+            step={1}
+            value={Math.min(100, e.weight)}
+            disabled={lockedOf[i]}
+            aria-labelledby={`split-${i}`}
+            aria-label={`Weight of ${e.serviceName}`}
+            data-testid={`split-slider-${i}`}
+            onChange={(ev) => onWeights(moveWeight(weights, lockedOf, i, Number(ev.target.value)))}
+          />
+          <output className="split-row__value" data-testid={`split-weight-${i}`}>
+            {e.weight}
+            <span className="split-row__pct"> ({Math.round(shares[i]! * 10) / 10}%)</span>
+          </output>
+          <label className="split-row__lock">
+            <input
+              type="checkbox"
+              checked={lockedOf[i]}
+              onChange={(ev) => setLocked(lockedOf.map((l, j) => (j === i ? ev.target.checked : l)))}
+            />
+            lock
+          </label>
+        </div>
+      ))}
+      <div className="split-editor__foot">
+        <button type="button" onClick={() => onWeights(distributeEvenly(weights, lockedOf))}>
+          Evenly distribute
+        </button>
+        <span
+          className={problem ? 'split-sum split-sum--bad' : 'split-sum'}
+          role="status"
+          data-testid="split-sum"
+        >
+          {problem ?? 'weights add up to 100'}
+        </span>
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,148 @@
+'use client';
+
+import Link from 'next/link';
+import type { ApplyState } from './ApplyPanel';
+import type { SessionState } from './useSession';
+import type { SaveStatus } from './useConsoleDraft';
+import type { LiveConnection } from './useLiveEvents';
+import type { Theme } from './useTheme';
+
+export interface ToolbarProps {
+  canUndo: boolean;
+  canRedo: boolean;
+  save: SaveStatus;
+  session: SessionState;
+  connection: LiveConnection | 'no-control-plane';
+  apply: ApplyState;
+  errors: number;
+  theme: Theme;
+  onUndo(): void;
+  onRedo(): void;
+  onImport(): void;
+  onExport(): void;
+  onApply(): void;
+  onTheme(t: Theme): void;
+  onHelp(): void;
+  onResolveConflict(choice: 'mine' | 'theirs'): void;
+}
+
+function saveText(s: SaveStatus): string {
+  switch (s.state) {
+    case 'loading':
+      return 'Loading the draft…';
+    case 'saved':
+      return `Saved (revision ${s.revision})`;
+    case 'dirty':
+      return 'Unsaved changes…';
+    case 'saving':
+      return 'Saving…';
+    case 'error':
+    case 'conflict':
+    case 'local':
+      return s.message;
+  }
+}
+
+/** Undo/redo, import/export, apply, theme, help, and the save, session and live status. */
+export function Toolbar(p: ToolbarProps) {
+  const applying = p.apply.phase === 'saving' || p.apply.phase === 'applying';
+  const canApply = p.session.status === 'signed-in' && p.save.state !== 'local' && p.save.state !== 'loading';
+  return (
+    <div className="toolbar" role="toolbar" aria-label="Console actions">
+      <button
+        type="button"
+        onClick={p.onUndo}
+        disabled={!p.canUndo}
+        aria-label="Undo"
+        title="Undo (Ctrl+Z)"
+        data-testid="undo"
+      >
+        ↶ Undo
+      </button>
+      <button
+        type="button"
+        onClick={p.onRedo}
+        disabled={!p.canRedo}
+        aria-label="Redo"
+        title="Redo (Ctrl+Shift+Z)"
+        data-testid="redo"
+      >
+        ↷ Redo
+      </button>
+      <span className="toolbar__sep" />
+      <button type="button" onClick={p.onImport} data-testid="import">
+        Import
+      </button>
+      <button type="button" onClick={p.onExport} data-testid="export">
+        Export
+      </button>
+      <span className="toolbar__sep" />
+      <button
+        type="button"
+        className="primary"
+        onClick={p.onApply}
+        disabled={!canApply || applying}
+        title={
+          canApply
+            ? p.errors > 0
+              ? `The draft has ${p.errors} error(s); the server will refuse it`
+              : 'Save and apply the draft to the mesh'
+            : p.session.status === 'read-only'
+              ? p.session.reason
+              : 'Applying needs the server that keeps the draft'
+        }
+        data-testid="apply"
+      >
+        {applying ? 'Applying…' : 'Apply'}
+      </button>
+      <span className={`save-status save-status--${p.save.state}`} role="status" data-testid="save-status">
+        {saveText(p.save)}
+      </span>
+      {p.save.state === 'conflict' ? (
+        <span className="button-row">
+          <button type="button" onClick={() => p.onResolveConflict('theirs')}>
+            Load theirs
+          </button>
+          <button type="button" onClick={() => p.onResolveConflict('mine')}>
+            Keep mine
+          </button>
+        </span>
+      ) : null}
+      <span className="toolbar__spacer" />
+      <span className={`live-dot live-dot--${p.connection}`} role="status" data-testid="live-status">
+        {p.connection === 'open'
+          ? 'live'
+          : p.connection === 'no-control-plane'
+            ? 'no control plane'
+            : p.connection === 'connecting'
+              ? 'connecting…'
+              : 'live updates off'}
+      </span>
+      <span
+        className="session"
+        title={p.session.status === 'read-only' ? p.session.reason : undefined}
+        data-testid="session-status"
+      >
+        {p.session.status === 'signed-in'
+          ? 'signed in'
+          : p.session.status === 'checking'
+            ? 'signing in…'
+            : 'read-only'}
+      </span>
+      <Link href="/proxies" className="toolbar__link">
+        Proxies
+      </Link>
+      <button
+        type="button"
+        onClick={() => p.onTheme(p.theme === 'dark' ? 'light' : 'dark')}
+        aria-label={`Switch to the ${p.theme === 'dark' ? 'light' : 'dark'} theme`}
+        data-testid="theme"
+      >
+        {p.theme === 'dark' ? '☀' : '☾'}
+      </button>
+      <button type="button" onClick={p.onHelp} aria-label="Keyboard shortcuts" title="Keyboard shortcuts (?)">
+        ?
+      </button>
+    </div>
+  );
+}

@@ -1,0 +1,28 @@
+import type { GraphNode } from '@/lib/console/meshGraph';
+import type { MeshLiveState, ProxyLiveState } from '@/server/controlPlane/liveState';
+import type { NodeLive } from './MeshNode';
+
+/** The live overlay of a node: a proxy's sync state, a Service's ready endpoints. */
+export function nodeLive(node: GraphNode, live: MeshLiveState | null | undefined): NodeLive | undefined {
+  if (!live) return undefined;
+  if (node.kind === 'Proxy' && node.proxyId) {
+    const p = live.proxies[node.proxyId];
+    return p ? proxyTone(p) : { tone: 'idle', text: 'not running' };
+  }
+  if (node.kind === 'Service') {
+    const s = live.services[`${node.namespace}/${node.name}`];
+    if (!s) return undefined;
+    const ready = s.endpoints.filter((e) => e.ready).length;
+    return { tone: ready > 0 ? 'ok' : 'bad', text: `${ready}/${s.endpoints.length} endpoints ready` };
+  }
+  return undefined;
+}
+
+/** How a proxy's sync state reads: in sync, pushing, failed (with why), unreachable. */
+export function proxyTone(p: ProxyLiveState): NodeLive {
+  if (p.inSync) return { tone: 'ok', text: 'in sync' };
+  if (p.lastPush && !p.lastPush.ok)
+    return { tone: 'bad', text: `failed: ${p.lastPush.failed?.message ?? p.phase}` };
+  if (p.reachable === false) return { tone: 'bad', text: 'unreachable' };
+  return { tone: 'busy', text: p.phase };
+}

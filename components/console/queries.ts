@@ -1,0 +1,59 @@
+/** Query keys and fetchers, in one place (TanStack Query `queryOptions` factories). */
+import { queryOptions } from '@tanstack/react-query';
+import type { DraftState } from '@/lib/console/draftDoc';
+import type { L7mpConfig } from '@/lib/model/l7mp';
+import type { MeshLiveState } from '@/server/controlPlane/liveState';
+import { ApiError, apiFetch } from './api';
+
+export interface ConsoleExample {
+  name: string;
+  description: string;
+  files: Record<string, string>;
+}
+
+export const liveStateKey = ['live-state'] as const;
+
+/** The control plane's live state; null when no control plane runs in this server. */
+export const liveStateQuery = queryOptions({
+  queryKey: liveStateKey,
+  queryFn: async (): Promise<MeshLiveState | null> => {
+    try {
+      return await apiFetch<MeshLiveState>('/api/state');
+    } catch (e) {
+      if (e instanceof ApiError && e.unavailable) return null;
+      throw e;
+    }
+  },
+  staleTime: Infinity,
+});
+
+/** The saved draft (loaded once; the console owns it afterwards). */
+export const draftQuery = queryOptions({
+  queryKey: ['draft'] as const,
+  queryFn: ({ signal }) => apiFetch<DraftState>('/api/draft', { signal }),
+  staleTime: Infinity,
+  retry: false,
+});
+
+export const examplesQuery = queryOptions({
+  queryKey: ['examples'] as const,
+  queryFn: ({ signal }) => apiFetch<ConsoleExample[]>('/api/examples', { signal }),
+  staleTime: Infinity,
+  retry: false,
+});
+
+/** What one proxy runs now (read from its REST API by the server). */
+export function proxyLiveQuery(proxyId: string) {
+  return queryOptions({
+    queryKey: ['proxy-live', proxyId] as const,
+    queryFn: ({ signal }) =>
+      apiFetch<{ config: L7mpConfig; ignored: string[] }>(
+        `/api/proxies/${encodeURIComponent(proxyId)}/live`,
+        {
+          signal,
+        },
+      ),
+    retry: false,
+    staleTime: 2000,
+  });
+}

@@ -1,0 +1,2 @@
+// monaco-yaml's language server, bundled locally (no CDN).
+import 'monaco-yaml/yaml.worker.js';

@@ -1,0 +1,330 @@
+/**
+ * The console against the real server: `meshdeck serve` on a copy of seed Example 1 with real l7mp
+ * proxies (scripts/e2e-server.sh), signed in with the token URL. Each test starts from the mesh
+ * directory's files (draft reset). Screenshots of the main views go to test-results/.
+ */
+import { expect, type Page, test } from '@playwright/test';
+
+const ORIGIN = 'http://127.0.0.1:3100';
+const SHOTS = 'test-results';
+
+const GATEWAY_VS = 'VirtualService/default/gateway-vsvc';
+const GATEWAY_ROUTE = `${GATEWAY_VS}#spec.rules[0].action.route`;
+
+let consoleErrors: string[] = [];
+let offOrigin: string[] = [];
+
+test.beforeEach(async ({ page }) => {
+  consoleErrors = [];
+  offOrigin = [];
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') consoleErrors.push(msg.text());
+  });
+  page.on('pageerror', (err) => consoleErrors.push(`pageerror: ${err.message}`));
+  page.on('request', (req) => {
+    const url = req.url();
+    if (url.startsWith('data:') || url.startsWith('blob:')) return;
+    if (new URL(url).origin !== ORIGIN) offOrigin.push(url);
+  });
+});
+
+test.afterEach(() => {
+  expect(consoleErrors).toEqual([]);
+  expect(offOrigin).toEqual([]);
+});
+
+/** Signs in with the token URL, resets the draft to the mesh directory's files and reloads. */
+async function openConsole(page: Page): Promise<void> {
+  await page.goto('/?token=e2e-token');
+  await expect(page.getByTestId('session-status')).toHaveText('signed in');
+  // The token never stays in the address bar.
+  expect(page.url()).not.toContain('token');
+  const reset = await page.evaluate(async () => {
+    const s = (await (await fetch('/api/session')).json()) as { csrfToken: string };
+    const r = await fetch('/api/draft/reset', { method: 'POST', headers: { 'x-csrf-token': s.csrfToken } });
+    return r.status;
+  });
+  expect(reset).toBe(200);
+  await page.reload();
+  await expect(page.getByTestId('save-status')).toContainText('Saved');
+  await expect(page.getByTestId(`node-${GATEWAY_VS}`)).toBeVisible();
+  // The ELK worker has placed the nodes.
+  await expect(page.locator('.canvas__status')).toHaveText('');
+}
+
+/**
+ * Edits a file in the YAML tab the way a user does: Monaco's find/replace (Ctrl+H), "Replace All"
+ * for each pair (typing multi-line text would go through Monaco's auto-indent).
+ */
+async function replaceInYaml(page: Page, file: string, pairs: [string, string][]): Promise<void> {
+  await page.getByTestId('tab-yaml').click();
+  await page.getByTestId('yaml-file').selectOption(file);
+  const editor = page.getByTestId('yaml-editor').locator('.monaco-editor');
+  await expect(editor).toBeVisible();
+  await editor.locator('.view-lines').click();
+  await page.keyboard.press('Control+H');
+  for (const [from, to] of pairs) {
+    await editor.locator('textarea[aria-label="Find"]').fill(from);
+    await editor.locator('textarea[aria-label="Replace"]').fill(to);
+    await editor.locator('[aria-label^="Replace All"]').click();
+  }
+  await page.keyboard.press('Escape');
+}
+
+async function draftFile(page: Page, file: string): Promise<string> {
+  return page.evaluate(async (f) => {
+    const d = (await (await fetch('/api/draft')).json()) as { draft: { files: Record<string, string> } };
+    return d.draft.files[f] ?? '';
+  }, file);
+}
+
+test('the graph shows seed Example 1: objects, generated ones, proxies in sync', async ({ page }) => {
+  await openConsole(page);
+  for (const id of [
+    GATEWAY_VS,
+    GATEWAY_ROUTE,
+    'VirtualService/default/transcoder-vsvc',
+    'VirtualService/default/transcoder-vsvc#spec.rules[0].action.route.destination',
+    'Target/default/worker-svc',
+    'Target/default/transcoder-vsvc',
+    'VirtualService/default/worker-svc',
+    'Service/default/gateway-svc',
+    'Service/default/worker-svc',
+    'Pod/default/gateway-0',
+    'Pod/default/transcoder-0',
+  ])
+    await expect(page.getByTestId(`node-${id}`)).toBeVisible();
+  await expect(page.locator('.react-flow__node')).toHaveCount(12);
+  // Auto-generated objects are drawn distinctly.
+  await expect(page.getByTestId('node-Target/default/worker-svc')).toHaveClass(/mesh-node--generated/);
+  await expect(page.getByTestId(`node-${GATEWAY_VS}`)).not.toHaveClass(/mesh-node--generated/);
+  await expect(page.getByTestId('node-Target/default/worker-svc')).toContainText('2 endpoints');
+  // Live state over SSE: the proxies are in sync with Example 1.
+  await expect(page.getByTestId('live-status')).toHaveText('live');
+  await expect(page.getByTestId('node-Pod/default/gateway-0')).toContainText('in sync');
+  await expect(page.getByTestId('count-error')).toHaveText('0');
+  await page.screenshot({ path: `${SHOTS}/console-graph.png` });
+
+  // The Preview of the gateway: nothing to do, the proxy runs exactly the draft (local mesh).
+  await page.getByTestId(`node-Pod/default/gateway-0`).click();
+  await page.getByTestId('tab-preview').click();
+  await expect(page.getByTestId('preview-proxy')).toHaveValue('default/gateway-0');
+  await expect(page.getByTestId('preview-in-sync')).toBeVisible();
+  await page.getByRole('tab', { name: 'xDS' }).click();
+  await expect(page.getByTestId('preview-xds')).toContainText('envoy.admin.v3.ListenersConfigDump');
+  await page.getByRole('tab', { name: 'l7mp config' }).click();
+  await expect(page.getByTestId('preview-l7mp')).toContainText(
+    'gateway-vsvc.default.virtualservice.cluster.local',
+  );
+  await page.screenshot({ path: `${SHOTS}/console-preview.png` });
+});
+
+test('an edit in YAML shows in the graph and the inspector, and a form edit shows in YAML', async ({
+  page,
+}) => {
+  await openConsole(page);
+  await replaceInYaml(page, 'mesh.yaml', [
+    ['name: gateway-vsvc', 'name: gateway-main'],
+    ['port: 9001', 'port: 9002'],
+  ]);
+  const node = page.getByTestId('node-VirtualService/default/gateway-main');
+  await expect(node).toBeVisible();
+  await expect(node).toContainText('udp :9002');
+  await expect(page.getByTestId(`node-${GATEWAY_VS}`)).toHaveCount(0);
+  await page.screenshot({ path: `${SHOTS}/console-yaml.png` });
+
+  await node.click();
+  await page.getByTestId('tab-inspector').click();
+  await expect(page.getByTestId('inspector-title')).toHaveText('VirtualService default/gateway-main');
+  const port = page.locator('[data-field-path="spec.udp.port"] input');
+  await expect(port).toHaveValue('9002');
+  // A form edit is a command on the same draft: the graph and the YAML follow.
+  await port.fill('9003');
+  await expect(node).toContainText('udp :9003');
+  await expect.poll(() => draftFile(page, 'mesh.yaml')).toContain('port: 9003');
+  // A number that is not one is kept in the field with an error, not applied.
+  await port.fill('90x');
+  await expect(page.locator('[data-field-path="spec.udp.port"]')).toContainText(
+    '"90x" is not a number (not applied)',
+  );
+  await expect(node).toContainText('udp :9003');
+  await page.screenshot({ path: `${SHOTS}/console-inspector.png` });
+});
+
+test('a dangling reference is marked on the node and in YAML, and the marks go when it is fixed', async ({
+  page,
+}) => {
+  await openConsole(page);
+  const mesh = await draftFile(page, 'mesh.yaml');
+  await replaceInYaml(page, 'mesh.yaml', [['- transcoder-vsvc', '- transcoder-nope']]);
+  const route = page.getByTestId(`node-${GATEWAY_ROUTE}`);
+  await expect(route).toHaveAttribute('data-errors', /[1-9]/);
+  await expect(route.getByTestId('node-error-badge')).toBeVisible();
+  await expect(page.getByTestId('node-Missing/default/transcoder-nope')).toBeVisible();
+  // In YAML: a marker on the line that names it (the list under the editor, and Monaco's squiggle).
+  const marker = page.getByTestId('yaml-markers').locator('.marker--error').first();
+  await expect(marker).toContainText(
+    '"transcoder-nope" is neither a VirtualService nor a Kubernetes Service',
+  );
+  const line = Number(await marker.getAttribute('data-line'));
+  expect(mesh.split('\n')[line - 1]).toContain('- transcoder-vsvc');
+  await expect(page.getByTestId('yaml-editor').locator('.squiggly-error').first()).toBeVisible();
+  await expect(page.getByTestId('count-error')).not.toHaveText('0');
+  await page.screenshot({ path: `${SHOTS}/console-dangling.png` });
+
+  // Picking the diagnostic focuses the node and the form field, where it is fixed.
+  await page.getByTestId('tab-inspector').click();
+  await page.locator('[data-testid="diagnostic"][data-code="unresolved-reference"]').first().click();
+  const field = page
+    .locator('[data-field-path="spec.rules[0].action.route.ingress[0]"] input[type="text"]')
+    .first();
+  await expect(field).toBeFocused();
+  await expect(field).toHaveValue('transcoder-nope');
+  await field.fill('transcoder-vsvc');
+  await expect(route).toHaveAttribute('data-errors', '0');
+  await expect(page.getByTestId('node-Missing/default/transcoder-nope')).toHaveCount(0);
+  await expect(page.getByTestId('count-error')).toHaveText('0');
+  await page.getByTestId('tab-yaml').click();
+  await expect(page.getByTestId('yaml-markers').locator('.marker--error')).toHaveCount(0);
+});
+
+test('undo and redo round-trip across palette, form and YAML edits', async ({ page }) => {
+  await openConsole(page);
+  const before = await draftFile(page, 'mesh.yaml');
+  // 1. palette
+  await page.getByTestId('add-Route').click();
+  await expect(page.getByTestId('node-Route/default/route-1')).toBeVisible();
+  // 2. form (the new Route is selected)
+  const dest = page.locator('[data-field-path="spec.destination"] input[type="text"]').first();
+  await dest.fill('worker-svc');
+  await expect(page.getByTestId('node-Route/default/route-1')).not.toHaveAttribute('data-errors', /[1-9]/);
+  // 3. YAML
+  await replaceInYaml(page, 'mesh.yaml', [['port: 9001', 'port: 9011']]);
+  await expect(page.getByTestId(`node-${GATEWAY_VS}`)).toContainText('udp :9011');
+
+  await page.getByTestId('canvas').click({ position: { x: 5, y: 5 } });
+  await page.keyboard.press('Control+z');
+  await expect(page.getByTestId(`node-${GATEWAY_VS}`)).toContainText('udp :9001');
+  await page.keyboard.press('Control+z');
+  await page.getByTestId('node-Route/default/route-1').click();
+  await page.getByTestId('tab-inspector').click();
+  await expect(
+    page.locator('[data-field-path="spec.destination"] input[type="text"]').first(),
+  ).not.toHaveValue('worker-svc');
+  await page.keyboard.press('Control+z');
+  await expect(page.getByTestId('node-Route/default/route-1')).toHaveCount(0);
+  await expect.poll(() => draftFile(page, 'mesh.yaml')).toBe(before);
+  await page.getByTestId('canvas').click({ position: { x: 5, y: 5 } });
+
+  await page.keyboard.press('Control+Shift+z');
+  await expect(page.getByTestId('node-Route/default/route-1')).toBeVisible();
+  await page.keyboard.press('Control+Shift+z');
+  await page.keyboard.press('Control+Shift+z');
+  await expect(page.getByTestId(`node-${GATEWAY_VS}`)).toContainText('udp :9011');
+  await page.getByTestId('node-Route/default/route-1').click();
+  await expect(page.locator('[data-field-path="spec.destination"] input[type="text"]').first()).toHaveValue(
+    'worker-svc',
+  );
+  await expect(page.getByTestId('undo')).toBeEnabled();
+  await expect(page.getByTestId('redo')).toBeDisabled();
+});
+
+test('the draft survives a reload (saved on the server), and the layout with it', async ({ page }) => {
+  await openConsole(page);
+  await page.getByTestId('add-Target').click();
+  const target = page.getByTestId('node-Target/default/target-1');
+  await expect(target).toBeVisible();
+  // Drag it somewhere: the position goes into the draft's layout.
+  const box = (await target.boundingBox())!;
+  await page.mouse.move(box.x + 40, box.y + 20);
+  await page.mouse.down();
+  await page.mouse.move(box.x + 140, box.y + 160, { steps: 8 });
+  await page.mouse.up();
+  await expect(page.getByTestId('save-status')).toContainText('Saved (revision', { timeout: 10_000 });
+  await expect(page.getByTestId('save-status')).not.toContainText('revision 0');
+  const moved = (await target.boundingBox())!;
+  await page.reload();
+  await expect(page.getByTestId('node-Target/default/target-1')).toBeVisible();
+  const after = (await page.getByTestId('node-Target/default/target-1').boundingBox())!;
+  const gw = (await page.getByTestId(`node-${GATEWAY_VS}`).boundingBox())!;
+  // Same place relative to another node as before the reload (the viewport may differ).
+  await page.reload();
+  const gw2 = (await page.getByTestId(`node-${GATEWAY_VS}`).boundingBox())!;
+  const after2 = (await page.getByTestId('node-Target/default/target-1').boundingBox())!;
+  expect(Math.round(after2.x - gw2.x)).toBe(Math.round(after.x - gw.x));
+  expect(moved.width).toBeGreaterThan(0);
+});
+
+test('light theme and the shortcut cheat sheet', async ({ page }) => {
+  await openConsole(page);
+  await page.getByTestId('theme').click();
+  await expect(page.locator('html')).toHaveAttribute('data-theme', 'light');
+  await page.keyboard.press('?');
+  await expect(page.getByTestId('shortcuts')).toBeVisible();
+  await expect(page.getByTestId('shortcuts')).toContainText('Ctrl+Shift+Z');
+  await page.screenshot({ path: `${SHOTS}/console-light.png` });
+  await page.keyboard.press('Escape');
+  await page.reload();
+  await expect(page.locator('html')).toHaveAttribute('data-theme', 'light');
+  await page.getByTestId('theme').click();
+  await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
+});
+
+// Last: it applies the canary to the mesh directory, so the tests above would no longer find Example 1.
+test('canary: sliders keep 100, the preview follows, apply pushes the weights and the proxy is in sync', async ({
+  page,
+}) => {
+  test.setTimeout(120_000);
+  await openConsole(page);
+  await page.getByTestId('import').click();
+  await page.getByTestId('example-canary').click();
+  const canary = page.getByTestId('node-Target/default/echo-canary');
+  await expect(canary).toBeVisible();
+  await canary.click();
+  await page.getByTestId('tab-inspector').click();
+  const slider = page.getByTestId('split-slider-0');
+  await expect(slider).toHaveValue('80');
+  await slider.fill('70');
+  await expect(page.getByTestId('split-weight-0')).toContainText('70');
+  await expect(page.getByTestId('split-weight-1')).toContainText('30');
+  await expect(page.getByTestId('split-sum')).toHaveText('weights add up to 100');
+  await expect(canary).toContainText('split 70/30');
+  await page.screenshot({ path: `${SHOTS}/console-canary.png` });
+
+  // What the preview says the gateway gets: its canary cluster's endpoint weights.
+  await page.getByTestId('tab-preview').click();
+  await page.getByTestId('preview-proxy').selectOption('default/gateway-0');
+  await page.getByRole('tab', { name: 'l7mp config' }).click();
+  const previewed = JSON.parse((await page.getByTestId('preview-l7mp').textContent())!) as {
+    clusters: { name: string; endpoints?: { weight?: number }[] }[];
+  };
+  const expected = previewed.clusters
+    .find((c) => c.name.startsWith('echo-canary'))!
+    .endpoints!.map((e) => e.weight ?? 1);
+
+  await page.getByTestId('apply').click();
+  await expect(page.getByTestId('apply-result')).toBeVisible({ timeout: 60_000 });
+  await expect(page.getByTestId('apply-result')).toContainText('default/gateway-0');
+  await expect(page.getByTestId('apply-result')).toContainText('in sync');
+  await page.screenshot({ path: `${SHOTS}/console-apply.png` });
+  // The live state shows the gateway in sync with exactly the previewed weights.
+  await expect
+    .poll(async () =>
+      page.evaluate(async () => {
+        const s = (await (await fetch('/api/state')).json()) as {
+          proxies: Record<
+            string,
+            { inSync: boolean; clusters: { name: string; endpoints: { weight?: number }[] }[] }
+          >;
+        };
+        const gw = s.proxies['default/gateway-0']!;
+        const c = gw.clusters.find((x) => x.name.startsWith('echo-canary'));
+        return gw.inSync && c ? c.endpoints.map((e) => e.weight ?? 1) : null;
+      }),
+    )
+    .toEqual(expected);
+
+  await page.goto('/proxies');
+  await expect(page.getByTestId('proxy-row-default/gateway-0')).toContainText('SYNCED');
+  await page.screenshot({ path: `${SHOTS}/console-proxies.png` });
+});

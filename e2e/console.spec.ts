@@ -188,6 +188,31 @@ test('a dangling reference is marked on the node and in YAML, and the marks go w
   await expect(page.getByTestId('yaml-markers').locator('.marker--error')).toHaveCount(0);
 });
 
+test('the YAML editor validates and completes from the generated JSON Schemas, offline', async ({ page }) => {
+  await openConsole(page);
+  await page.getByTestId('add-Route').click();
+  await replaceInYaml(page, 'route-route-1.yaml', [['destination:', 'destinaton:']]);
+  const editor = page.getByTestId('yaml-editor').locator('.monaco-editor');
+  const line = editor.locator('.view-line', { hasText: 'destinaton' });
+  // monaco-yaml's schema check (its own worker, bundled) ...
+  await expect(async () => {
+    await line.hover({ position: { x: 30, y: 5 } });
+    await expect(page.locator('.monaco-hover').first()).toContainText('Property destinaton is not allowed', {
+      timeout: 2000,
+    });
+  }).toPass({ timeout: 20_000 });
+  // ... and the engine's, on the node and in the list.
+  await expect(page.getByTestId('node-Route/default/route-1')).toHaveAttribute('data-errors', /[1-9]/);
+  await expect(page.getByTestId('yaml-markers')).toContainText('unknown field "destinaton"');
+  // Completion offers the schema's fields.
+  await line.click();
+  await page.keyboard.press('End');
+  await page.keyboard.press('Enter');
+  await page.keyboard.press('Control+Space');
+  await expect(page.locator('.suggest-widget')).toContainText('destination');
+  await page.screenshot({ path: `${SHOTS}/console-yaml-schema.png` });
+});
+
 test('undo and redo round-trip across palette, form and YAML edits', async ({ page }) => {
   await openConsole(page);
   const before = await draftFile(page, 'mesh.yaml');

@@ -68,6 +68,20 @@ export function ProxiesPage() {
           <caption>
             Mesh {live.data?.mesh.source} · state version {live.data?.version}
           </caption>
+          <colgroup>
+            <col className="w-proxy" />
+            <col className="w-short" />
+            <col className="w-short" />
+            <col className="w-short" />
+            <col className="w-text" />
+            <col className="w-text" />
+            <col className="w-num" />
+            <col className="w-num" />
+            <col className="w-num" />
+            <col className="w-num" />
+            <col className="w-num" />
+            <col />
+          </colgroup>
           <thead>
             <tr>
               <th scope="col">Proxy</th>

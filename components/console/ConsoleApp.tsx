@@ -142,7 +142,9 @@ export function ConsoleApp() {
       const r = run({ type: 'addObject', object });
       if (r.ok) {
         const meta = object.metadata as { name: string; namespace: string };
-        setSelected(`${kind}/${meta.namespace}/${meta.name}`);
+        const id = `${kind}/${meta.namespace}/${meta.name}`;
+        setSelected(id);
+        setNodeFocus({ nodeId: id, seq: Date.now() });
         setTab('inspector');
       }
     },

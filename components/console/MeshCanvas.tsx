@@ -59,7 +59,7 @@ function Canvas({
   const rf = useReactFlow();
   const [auto, setAuto] = useState<{ hash: string; positions: Positions } | undefined>();
   const [layoutError, setLayoutError] = useState<{ hash: string; message: string } | undefined>();
-  const fitted = useRef(false);
+  const fitted = useRef<string | undefined>(undefined);
   const { hash, positions } = useMemo(() => layoutGraph(graph), [graph]);
   const failed = layoutError?.hash === hash ? layoutError.message : undefined;
   const busy = auto?.hash !== hash && !failed;
@@ -104,23 +104,31 @@ function Canvas({
 
   const edges = useMemo(() => graph.edges.map(toFlowEdge), [graph]);
 
+  // The viewport follows the layout: a requested node is centred once it has its final place;
+  // otherwise a new layout (a structural edit re-lays out everything) is fitted to the canvas.
+  const pendingFocus = useRef<string | undefined>(undefined);
   useEffect(() => {
-    if (fitted.current || !auto || graph.nodes.length === 0) return;
-    fitted.current = true;
-    requestAnimationFrame(() => void rf.fitView({ padding: 0.08, maxZoom: 1 }));
-  }, [auto, graph.nodes.length, rf]);
-
-  useEffect(() => {
-    if (!focus) return;
-    const n = nodes.find((x) => x.id === focus.nodeId);
-    if (n)
-      void rf.setCenter(n.position.x + NODE_WIDTH / 2, n.position.y + NODE_HEIGHT / 2, {
-        zoom: 1.1,
-        duration: 300,
-      });
-    // Only a new focus request moves the viewport, not every node update.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    if (focus) pendingFocus.current = focus.nodeId;
   }, [focus]);
+  useEffect(() => {
+    if (!auto || auto.hash !== hash || graph.nodes.length === 0) return;
+    const id = pendingFocus.current;
+    const pos = id ? (layout[id] ?? auto.positions[id]) : undefined;
+    requestAnimationFrame(() => {
+      if (id && pos) {
+        pendingFocus.current = undefined;
+        void rf.setCenter(pos.x + NODE_WIDTH / 2, pos.y + NODE_HEIGHT / 2, {
+          zoom: Math.max(rf.getZoom(), 0.9),
+          duration: 300,
+        });
+      } else if (fitted.current !== auto.hash) {
+        void rf.fitView({ padding: 0.08, maxZoom: 1 });
+      }
+      fitted.current = auto.hash;
+    });
+    // Only a new layout or a new focus request moves the viewport, not drags or overlays.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [auto, focus]);
 
   // Shift while connecting appends to the ingress chain, Alt to the egress chain.
   const modifiers = useRef({ shift: false, alt: false });

@@ -95,7 +95,12 @@ export function Toolbar(p: ToolbarProps) {
       >
         {applying ? 'Applying…' : 'Apply'}
       </button>
-      <span className={`save-status save-status--${p.save.state}`} role="status" data-testid="save-status">
+      <span
+        className={`save-status save-status--${p.save.state}`}
+        role="status"
+        title={saveText(p.save)}
+        data-testid="save-status"
+      >
         {saveText(p.save)}
       </span>
       {p.save.state === 'conflict' ? (

@@ -3,7 +3,9 @@
  * 500-object mesh). Builds a synthetic draft, applies a form edit (setField) and recompiles, as the
  * browser does on every edit, and prints the figures as JSON. Figures, never assertions.
  *
- *   npx tsx scripts/bench-ui-compile.ts [--groups 100] [--proxies 10] [--edits 40]
+ *   npx tsx scripts/bench-ui-compile.ts [--groups 100] [--proxies 10] [--edits 40] [--local]
+ *
+ * `--local` compiles as on the local mesh (`meshdeck serve`): prepareLocalMesh + renderLocalMesh.
  */
 import { performance } from 'node:perf_hooks';
 import { Document } from 'yaml';
@@ -25,6 +27,7 @@ function arg(name: string, fallback: number): number {
 const groups = arg('groups', 100);
 const proxies = arg('proxies', 10);
 const edits = arg('edits', 40);
+const localMesh = process.argv.includes('--local') ? { podsDir: '/pods' } : undefined;
 
 // One file per group: VirtualService, Route, Target, Service and EndpointSlice (5 objects).
 const snap = syntheticMesh({ services: groups, endpoints: groups * 4, proxies });
@@ -56,7 +59,7 @@ const stats = (xs: number[]) => {
   return { median: q(0.5), p95: q(0.95), max: q(1) };
 };
 
-const [, coldMs] = time(() => compileDraft(draft));
+const [, coldMs] = time(() => compileDraft(draft, { localMesh }));
 const editToPreview: number[] = [];
 const recompile: number[] = [];
 const recompileNoXds: number[] = [];
@@ -74,7 +77,7 @@ for (let k = 0; k < edits; k++) {
   draft = r.draft;
   const t1 = performance.now();
   // Every other edit skips xDS, to show what the xDS preview costs.
-  compileDraft(draft, { xds: k % 2 === 0 });
+  compileDraft(draft, { xds: k % 2 === 0, localMesh });
   const t2 = performance.now();
   commandMs.push(t1 - t0);
   (k % 2 === 0 ? recompile : recompileNoXds).push(t2 - t1);
@@ -96,6 +99,7 @@ for (const k of Object.keys(stages)) stages[k] = Math.round(stages[k]! * 10) / 1
 console.log(
   JSON.stringify({
     objects,
+    localMesh: localMesh !== undefined,
     files: Object.keys(draft.files).length,
     proxies,
     coldCompileMs: Math.round(coldMs),

@@ -82,6 +82,8 @@ export class ControlPlane {
   private readonly supervisor: L7mpSupervisor;
   private readonly reconciler: Reconciler;
   private readonly apps = new Map<string, DemoApp>();
+  /** What each running demo app was started as, to tell a changed app after a reload. */
+  private readonly appSpecs = new Map<string, PreparedLocalMesh['apps'][number]>();
   private readonly stateDir: string;
   private readonly podsDir: string;
   private readonly logger: Pick<Console, 'info' | 'warn' | 'error'>;
@@ -224,6 +226,7 @@ export class ControlPlane {
         : { kind: app.kind, name: app.name, address: app.address, port: app.port! };
     try {
       this.apps.set(app.pod, await startDemoApp(spec as Parameters<typeof startDemoApp>[0]));
+      this.appSpecs.set(app.pod, app);
     } catch (e) {
       this.logger.error(
         `meshdeck: demo app ${app.kind} of ${app.pod} did not start: ${(e as Error).message}`,
@@ -323,6 +326,7 @@ export class ControlPlane {
     if (key) {
       await this.apps.get(key)!.stop();
       this.apps.delete(key);
+      this.appSpecs.delete(key);
     }
   }
 
@@ -345,11 +349,44 @@ export class ControlPlane {
     const files = await readManifestDir(this.options.meshDir);
     this.prepared = prepareLocalMesh(parseManifests(files));
     this.engine.setSnapshot(this.prepared.snapshot);
-    const before = new Set(Object.keys(this.desired));
     this.recompute();
-    for (const p of Object.values(this.desired)) if (!before.has(p.proxy.id)) await this.startProxy(p);
+    await this.reconcileProcesses();
     // Not recomputed again: a change while a proxy started (setPodReady) recomputed and published.
     this.publishDesired();
+  }
+
+  /**
+   * After a reload, the running processes follow the mesh: proxies and demo apps of pods that are gone
+   * (or changed their API port or app) are stopped, new ones started, unchanged ones left running.
+   * Without this, applying another mesh and then the first one again found its proxies still running.
+   */
+  private async reconcileProcesses(): Promise<void> {
+    const wanted = new Map(Object.values(this.desired).map((p) => [p.proxy.id, p]));
+    for (const st of this.supervisor.statuses()) {
+      if (st.state === 'stopped') continue;
+      const want = wanted.get(st.id);
+      if (!want || want.proxy.apiPort !== st.apiPort) {
+        this.logger.info?.(
+          `meshdeck: stopping proxy ${st.id} (${want ? 'API port changed' : 'gone from the mesh'})`,
+        );
+        await this.supervisor.stop(st.id);
+      }
+    }
+    for (const p of wanted.values()) {
+      const st = this.supervisor.status(p.proxy.id);
+      // 'exited' and 'backoff' are crashes the supervisor restarts by itself.
+      if (!st || st.state === 'stopped') await this.startProxy(p);
+    }
+    const apps = new Map(this.prepared.apps.map((a) => [a.pod, a]));
+    for (const [pod, running] of [...this.apps]) {
+      const want = apps.get(pod);
+      if (!want || JSON.stringify(want) !== JSON.stringify(this.appSpecs.get(pod))) {
+        await running.stop().catch(() => undefined);
+        this.apps.delete(pod);
+        this.appSpecs.delete(pod);
+      }
+    }
+    for (const [pod, app] of apps) if (!this.apps.has(pod)) await this.startApp(app);
   }
 
   private afterEngineChange(): void {

@@ -393,4 +393,45 @@ spec:
     }
     expect(cp.logs('gateway-0').length).toBeGreaterThan(0);
   }, 30000);
+
+  it('replacing the mesh (as an apply of another example does) stops and starts proxies and apps; back again works too', async () => {
+    const original = await Promise.all(
+      ['mesh.yaml', 'cluster.yaml'].map((f) => readFile(path.join(dir, f), 'utf8')),
+    );
+    const canary = path.join(REPO, 'examples', 'canary');
+    await rm(path.join(dir, 'extra.yaml'), { force: true });
+    for (const f of ['mesh.yaml', 'cluster.yaml'])
+      await writeFile(path.join(dir, f), await readFile(path.join(canary, f), 'utf8'));
+    await cp.reload();
+    await until('only the canary gateway runs', () => {
+      const running = cp.processes.statuses().filter((st) => st.state !== 'stopped');
+      return running.length === 1 && running[0]!.id === 'default/gateway-0';
+    });
+    await until(
+      'the gateway in sync',
+      () => cp.syncStates().find((s) => s.id === 'default/gateway-0')?.inSync,
+    );
+    const c = await UdpClient.bind('127.0.0.100');
+    try {
+      expect(await c.request('canary', 9100, '127.0.0.10')).toMatch(/^echo-v[12]/);
+    } finally {
+      c.close();
+    }
+
+    // Back to Example 1: its proxies and apps come back (the reload used to find them "already running").
+    await writeFile(path.join(dir, 'mesh.yaml'), original[0]!);
+    await writeFile(path.join(dir, 'cluster.yaml'), original[1]!);
+    await cp.reload();
+    await until('every proxy in sync', () => {
+      const states = cp.syncStates();
+      return states.length === 2 && states.every((st) => st.inSync);
+    });
+    // Through the gateway's allowed source port, the transcoder (restarted) and a worker app (restarted).
+    const d = await UdpClient.bind('127.0.0.100', 9051);
+    try {
+      expect(await d.request('back', 9001, '127.0.0.10')).toMatch(/^worker-[01]\(tc\(back\)\)$/);
+    } finally {
+      d.close();
+    }
+  }, 90000);
 });

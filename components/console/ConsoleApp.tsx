@@ -9,7 +9,7 @@ import { newObject, type PaletteKind } from '@/lib/console/palette';
 import type { Diagnostic } from '@/lib/model/diagnostic';
 import type { L7mpConfig } from '@/lib/model/l7mp';
 import type { MeshLiveState } from '@/server/controlPlane/liveState';
-import { apiFetch } from './api';
+import { apiFetch, errorMessage } from './api';
 import { ApplyPanel, useApply } from './ApplyPanel';
 import { DiagnosticsList } from './DiagnosticsList';
 import { ImportDialog } from './ImportDialog';
@@ -47,7 +47,7 @@ function readHash(): { node?: string; tab?: Tab; file?: string; proxy?: string }
 
 /** The console: palette, canvas, Inspector / YAML / Preview, diagnostics; one draft, one live stream. */
 export function ConsoleApp() {
-  const session = useSession();
+  const [session, signOut] = useSession();
   const draft = useConsoleDraft();
   const { run: runCommand, undo, redo, flush } = draft;
   const liveQ = useQuery(liveStateQuery);
@@ -223,6 +223,9 @@ export function ConsoleApp() {
           onTheme={setTheme}
           onHelp={() => setDialog('help')}
           onResolveConflict={draft.resolveConflict}
+          onSignOut={() =>
+            void signOut().catch((e: unknown) => setToast(`Sign-out failed: ${errorMessage(e)}`))
+          }
         />
       </header>
       <Palette onAdd={addObject} />
@@ -284,6 +287,13 @@ export function ConsoleApp() {
                 setPreviewProxy(id);
                 setTab('preview');
               }}
+              probeDisabledReason={
+                session.status === 'signed-in'
+                  ? undefined
+                  : session.status === 'checking'
+                    ? 'signing in…'
+                    : `probing needs a session (${session.reason})`
+              }
             />
           ) : tab === 'yaml' ? (
             <YamlPanel

@@ -5,11 +5,13 @@ import type { DraftCompilation } from '@/lib/console/compileDraft';
 import { diagnosticsByField, existingPrefix, type JsonSchema } from '@/lib/console/schemaForm';
 import { parseFieldPath } from '@/lib/console/fieldPath';
 import { newObject, type PaletteKind } from '@/lib/console/palette';
+import { virtualServiceListener } from '@/lib/console/probeForm';
 import { meshJsonSchema, type SchemaKind, SCHEMA_KINDS } from '@/lib/model/jsonSchemas';
 import { formatFieldPath } from '@/lib/model/fieldPath';
 import type { Diagnostic } from '@/lib/model/diagnostic';
 import type { MeshLiveState } from '@/server/controlPlane/liveState';
 import { proxyTone } from './nodeLive';
+import { ProbePanel } from './ProbePanel';
 import { SchemaForm } from './SchemaForm';
 import { type SplitEntry, SplitEditor } from './SplitEditor';
 
@@ -30,6 +32,8 @@ export interface InspectorProps {
   onSelect(id: string): void;
   onShowYaml(file: string, line: number): void;
   onPreview(proxyId: string): void;
+  /** Why a probe cannot be sent (no session), if it cannot. */
+  probeDisabledReason?: string;
 }
 
 /** The selected node's object as a form generated from its schema, with its diagnostics inline. */
@@ -42,6 +46,7 @@ export function Inspector({
   onSelect,
   onShowYaml,
   onPreview,
+  probeDisabledReason,
 }: InspectorProps) {
   const node = compilation.graph.nodes.find((n) => n.id === selectedId);
   const key = node?.object?.key;
@@ -191,6 +196,14 @@ export function Inspector({
               { group: `split:${object.key}` },
             )
           }
+        />
+      ) : null}
+      {object.kind === 'VirtualService' && !node.object?.path ? (
+        <ProbePanel
+          key={object.key}
+          listener={virtualServiceListener(object.name, object.namespace)}
+          live={live}
+          disabledReason={probeDisabledReason}
         />
       ) : null}
       {schema ? (

@@ -24,6 +24,7 @@ export interface ToolbarProps {
   onTheme(t: Theme): void;
   onHelp(): void;
   onResolveConflict(choice: 'mine' | 'theirs'): void;
+  onSignOut(): void;
 }
 
 function saveText(s: SaveStatus): string {
@@ -134,6 +135,16 @@ export function Toolbar(p: ToolbarProps) {
             ? 'signing in…'
             : 'read-only'}
       </span>
+      {p.session.status === 'signed-in' ? (
+        <button
+          type="button"
+          onClick={p.onSignOut}
+          title="End this browser's console session"
+          data-testid="sign-out"
+        >
+          Sign out
+        </button>
+      ) : null}
       <Link href="/proxies" className="toolbar__link">
         Proxies
       </Link>

@@ -1,6 +1,6 @@
 'use client';
 
-import { useEffect, useState } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 import { apiFetch, errorMessage, setCsrfToken } from './api';
 
 export type SessionState =
@@ -9,9 +9,10 @@ export type SessionState =
 /**
  * Opens the console session: a `?token=` in the address (the URL `meshdeck serve` prints) is traded
  * for a session cookie and a CSRF token, then removed from the address bar; otherwise an existing
- * session is looked up. Without one the console is read-only (edits stay in this tab).
+ * session is looked up. Without one the console is read-only (edits stay in this tab). `signOut` ends
+ * the session on the server (DELETE /api/session) and forgets the CSRF token.
  */
-export function useSession(): SessionState {
+export function useSession(): [SessionState, () => Promise<void>] {
   const [state, setState] = useState<SessionState>({ status: 'checking' });
   useEffect(() => {
     let cancelled = false;
@@ -56,5 +57,13 @@ export function useSession(): SessionState {
       cancelled = true;
     };
   }, []);
-  return state;
+  const signOut = useCallback(async () => {
+    await apiFetch('/api/session', { method: 'DELETE' });
+    setCsrfToken(undefined);
+    setState({
+      status: 'read-only',
+      reason: 'signed out: open the console URL `meshdeck serve` printed (it carries ?token=...) to sign in',
+    });
+  }, []);
+  return [state, signOut];
 }

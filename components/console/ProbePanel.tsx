@@ -1,0 +1,166 @@
+'use client';
+
+import { useMutation } from '@tanstack/react-query';
+import { useId, useState } from 'react';
+import type { MeshLiveState } from '@/server/controlPlane/liveState';
+import { parseProbeFrom, proxiesWithListener } from '@/lib/console/probeForm';
+import { ApiError, apiFetch, errorMessage } from './api';
+
+/** What POST /api/probe answers (server/controlPlane/probe.ts ProbeResult). */
+export interface ProbeAnswer {
+  ok: boolean;
+  proxy: string;
+  listener: string;
+  protocol: string;
+  to: string;
+  from: string;
+  reply?: string;
+  latencyMs?: number;
+  path: string[];
+  error?: string;
+}
+
+/**
+ * Sends one message through a VirtualService's listener on the local mesh (POST /api/probe) and shows
+ * the echo, the path it is expected to take and the latency, or what failed and where.
+ */
+export function ProbePanel({
+  listener,
+  live,
+  disabledReason,
+}: {
+  /** The VirtualService's l7mp listener name (`<name>.<ns>.virtualservice.cluster.local`). */
+  listener: string;
+  live: MeshLiveState | null | undefined;
+  /** Why probing is not possible now (no session), if it is not. */
+  disabledReason?: string;
+}) {
+  const id = useId();
+  const proxies = proxiesWithListener(live, listener);
+  const [proxy, setProxy] = useState<string | undefined>();
+  const [payload, setPayload] = useState('hello');
+  const [from, setFrom] = useState('');
+  const chosen = proxy !== undefined && proxies.includes(proxy) ? proxy : proxies[0];
+  const parsedFrom = parseProbeFrom(from);
+  const probe = useMutation({
+    mutationFn: (body: {
+      listener: string;
+      proxy?: string;
+      payload: string;
+      from?: { address: string; port?: number };
+    }) => apiFetch<ProbeAnswer>('/api/probe', { method: 'POST', body }),
+  });
+
+  // The probe sends real traffic, so it only targets a listener the mesh runs now, not a draft's.
+  if (proxies.length === 0) return null;
+  const fromError = typeof parsedFrom === 'string' ? parsedFrom : undefined;
+  const answer = probe.data;
+  return (
+    <section className="probe" aria-labelledby={`${id}-title`} data-testid="probe">
+      <h3 id={`${id}-title`}>Probe</h3>
+      <p className="hint">Send one message through this listener on the local mesh and wait for the echo.</p>
+      {proxies.length > 1 ? (
+        <label className="probe__row">
+          <span>proxy</span>
+          <select value={chosen} onChange={(e) => setProxy(e.target.value)} data-testid="probe-proxy">
+            {proxies.map((p) => (
+              <option key={p} value={p}>
+                {p}
+              </option>
+            ))}
+          </select>
+        </label>
+      ) : (
+        <p className="probe__row">
+          <span>proxy</span> <code>{chosen}</code>
+        </p>
+      )}
+      <label className="probe__row">
+        <span>payload</span>
+        <textarea
+          rows={2}
+          value={payload}
+          spellCheck={false}
+          onChange={(e) => setPayload(e.target.value)}
+          data-testid="probe-payload"
+        />
+      </label>
+      <label className="probe__row">
+        <span>from</span>
+        <input
+          type="text"
+          value={from}
+          placeholder="address:port (default: the listener's peer, else 127.0.0.100)"
+          spellCheck={false}
+          aria-invalid={fromError !== undefined}
+          onChange={(e) => setFrom(e.target.value)}
+          data-testid="probe-from"
+        />
+      </label>
+      {fromError ? (
+        <p className="field-error field-error--error" role="alert" data-testid="probe-from-error">
+          {fromError}
+        </p>
+      ) : null}
+      <div className="button-row">
+        <button
+          type="button"
+          disabled={disabledReason !== undefined || fromError !== undefined || probe.isPending}
+          title={disabledReason}
+          onClick={() =>
+            probe.mutate({
+              listener,
+              proxy: chosen,
+              payload,
+              ...(parsedFrom && typeof parsedFrom !== 'string' ? { from: parsedFrom } : {}),
+            })
+          }
+          data-testid="probe-send"
+        >
+          {probe.isPending ? 'Probing…' : 'Probe'}
+        </button>
+        {disabledReason ? <span className="hint">{disabledReason}</span> : null}
+      </div>
+      {probe.error ? (
+        <p className="field-error field-error--error" role="alert" data-testid="probe-error">
+          {probe.error instanceof ApiError && probe.error.status === 404
+            ? `Nothing to probe: ${errorMessage(probe.error)}`
+            : errorMessage(probe.error)}
+        </p>
+      ) : null}
+      {answer ? (
+        <div className="probe__result" data-testid="probe-result" data-ok={answer.ok}>
+          <dl className="facts">
+            <dt>sent</dt>
+            <dd>
+              {answer.protocol} {answer.from} → {answer.to} ({answer.proxy})
+            </dd>
+            {answer.ok ? (
+              <>
+                <dt>reply</dt>
+                <dd>
+                  <code data-testid="probe-reply">{answer.reply}</code>
+                </dd>
+                <dt>latency</dt>
+                <dd data-testid="probe-latency">{answer.latencyMs} ms</dd>
+              </>
+            ) : (
+              <>
+                <dt>failed</dt>
+                <dd className="tone-bad" role="alert" data-testid="probe-failed">
+                  {answer.error}
+                </dd>
+              </>
+            )}
+          </dl>
+          <h4>Path</h4>
+          <ol className="probe__path" data-testid="probe-path">
+            {answer.path.map((step, i) => (
+              <li key={i}>{step}</li>
+            ))}
+          </ol>
+        </div>
+      ) : null}
+    </section>
+  );
+}

@@ -4,6 +4,7 @@
  * costs the draft.
  */
 import { ObjectName } from '../model/common';
+import { MESH_KINDS } from '../model/resources';
 import { formatFieldPath } from '../model/fieldPath';
 import { DraftDoc, DraftPath, NodePosition } from './draftDoc';
 import {
@@ -30,6 +31,7 @@ export type DraftCommand =
   | { type: 'setFields'; key: string; fields: readonly { path: FieldPath; value: unknown }[] }
   | { type: 'replaceObject'; key: string; object: Record<string, unknown> }
   | { type: 'deleteObject'; key: string }
+  | { type: 'clearMesh' }
   | { type: 'renameObject'; key: string; name: string }
   | { type: 'connect'; source: string; target: string; chain?: 'ingress' | 'egress' }
   | { type: 'setFileText'; path: string; text: string }
@@ -63,6 +65,8 @@ function run(draft: DraftDoc, cmd: DraftCommand, model: DraftModel): CommandResu
       return replaceObject(draft, model, cmd.key, cmd.object);
     case 'deleteObject':
       return deleteObject(draft, model, cmd.key);
+    case 'clearMesh':
+      return clearMesh(draft, model);
     case 'renameObject':
       return renameObject(draft, model, cmd.key, cmd.name);
     case 'connect':
@@ -212,6 +216,35 @@ function deleteObject(draft: DraftDoc, model: DraftModel, key: string): CommandR
     }
   }
   return ok(moved ? { files: r.draft.files, layout } : r.draft);
+}
+
+/**
+ * Deletes every mesh object (VirtualService, Route, Target) and their layout entries, keeping the
+ * cluster objects (Services, Pods, EndpointSlices): a mesh to draw from scratch on the same cluster.
+ */
+function clearMesh(draft: DraftDoc, model: DraftModel): CommandResult {
+  const kinds: readonly string[] = MESH_KINDS;
+  // Items of one `kind: List` document go from the last, so the indices of the others hold.
+  const gone = model.objects
+    .filter((o) => kinds.includes(o.kind))
+    .sort((a, b) => (b.item ?? -1) - (a.item ?? -1));
+  if (gone.length === 0) return ok(draft);
+  const r = edit(
+    draft,
+    gone.map((object) => ({
+      object,
+      edit: (doc, base) => {
+        if (base.length === 0) doc.contents = null;
+        else doc.deleteIn(base);
+      },
+    })),
+  );
+  if (!r.ok) return r;
+  const keys = new Set(gone.map((o) => o.key));
+  const layout = Object.fromEntries(
+    Object.entries(r.draft.layout).filter(([id]) => !keys.has(nodeObjectKey(id))),
+  );
+  return ok({ files: r.draft.files, layout });
 }
 
 // ------------------------------------------------------------------ rename

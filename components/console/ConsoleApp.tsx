@@ -59,6 +59,7 @@ export function ConsoleApp() {
   const [tab, setTab] = useState<Tab>('inspector');
   const [yamlFile, setYamlFile] = useState<string | undefined>();
   const [previewProxy, setPreviewProxy] = useState<string | undefined>();
+  const [previewFor, setPreviewFor] = useState<'local' | 'cluster'>('local');
   const [nodeFocus, setNodeFocus] = useState<{ nodeId: string; seq: number } | undefined>();
   const [fieldFocus, setFieldFocus] = useState<{ path: string; seq: number } | undefined>();
   const [reveal, setReveal] = useState<{ file: string; line: number; seq: number } | undefined>();
@@ -75,6 +76,14 @@ export function ConsoleApp() {
     [present, localMesh, podsDir],
   );
   usePodsDir(localMesh && podsDir === undefined, compilation, live, setPodsDir);
+  // The cluster rendering is a second compile, so it only runs while the Preview shows it.
+  const clusterL7mp = useMemo(
+    () =>
+      localMesh && previewFor === 'cluster' && tab === 'preview'
+        ? compileDraft(present, { xds: false }).l7mp
+        : undefined,
+    [localMesh, previewFor, tab, present],
+  );
   const apply = useApply(draft.flush);
 
   useEffect(() => {
@@ -314,6 +323,9 @@ export function ConsoleApp() {
               proxyId={previewProxy}
               live={live}
               onProxy={setPreviewProxy}
+              renderFor={previewFor}
+              onRenderFor={setPreviewFor}
+              clusterL7mp={clusterL7mp}
             />
           )}
         </div>

@@ -106,6 +106,16 @@ export function ImportDialog({
           </ul>
         )}
         <p className="hint">Loading an example replaces the draft; Ctrl+Z brings yours back.</p>
+        <h3>Start over</h3>
+        <div className="button-row">
+          <button type="button" onClick={() => done(run({ type: 'clearMesh' }))} data-testid="clear-mesh">
+            Empty the mesh
+          </button>
+          <span className="examples__desc">
+            Deletes every VirtualService, Route and Target; keeps the Services, Pods and EndpointSlices, to
+            draw a mesh on the same cluster (Ctrl+Z undoes it).
+          </span>
+        </div>
         {error ? (
           <p className="field-error field-error--error" role="alert">
             {error}

@@ -6,6 +6,7 @@ import type { DraftCompilation } from '@/lib/console/compileDraft';
 import { xdsConfigDump } from '@/lib/console/configDump';
 import { diffL7mp } from '@/lib/l7mp/diffL7mp';
 import { emptyL7mpConfig } from '@/lib/model/l7mp';
+import type { L7mpConfig } from '@/lib/model/l7mp';
 import type { MeshLiveState } from '@/server/controlPlane/liveState';
 import { ApiError, errorMessage } from './api';
 import { proxyTone } from './nodeLive';
@@ -18,10 +19,23 @@ export interface PreviewPanelProps {
   proxyId: string | undefined;
   live: MeshLiveState | null | undefined;
   onProxy(id: string): void;
+  /** On the local mesh: preview what Apply pushes here, or what a cluster's proxy would get. */
+  renderFor: 'local' | 'cluster';
+  onRenderFor(r: 'local' | 'cluster'): void;
+  /** The cluster rendering of every l7mp proxy, when renderFor is 'cluster'. */
+  clusterL7mp?: Record<string, L7mpConfig>;
 }
 
 /** Per proxy: the l7mp operations the draft needs against what runs, the l7mp config, the xDS resources. */
-export function PreviewPanel({ compilation, proxyId, live, onProxy }: PreviewPanelProps) {
+export function PreviewPanel({
+  compilation,
+  proxyId,
+  live,
+  onProxy,
+  renderFor,
+  onRenderFor,
+  clusterL7mp,
+}: PreviewPanelProps) {
   const proxies = Object.values(compilation.compiled.mesh.proxies).sort((a, b) => (a.id < b.id ? -1 : 1));
   const current = proxies.find((p) => p.id === proxyId) ?? proxies[0];
   const [view, setView] = useState<View>('ops');
@@ -29,8 +43,14 @@ export function PreviewPanel({ compilation, proxyId, live, onProxy }: PreviewPan
   // Only a proxy the mesh runs can be read; a draft's new proxy starts with the next apply.
   const running = current !== undefined && live?.proxies[current.id] !== undefined;
   const liveQuery = useQuery({ ...proxyLiveQuery(current?.id ?? ''), enabled: isL7mp && running });
-  const desired = current ? compilation.l7mp[current.id] : undefined;
-  const liveConfig = liveQuery.data?.config;
+  // A cluster's config has no local adaptations, so it is compared with an empty proxy, not this one.
+  const asCluster = compilation.localMesh && renderFor === 'cluster';
+  const desired = current
+    ? asCluster
+      ? clusterL7mp?.[current.id]
+      : compilation.l7mp[current.id]
+    : undefined;
+  const liveConfig = asCluster ? undefined : liveQuery.data?.config;
   const ops = useMemo(
     () => (desired ? diffL7mp(liveConfig ?? emptyL7mpConfig(), desired) : []),
     [desired, liveConfig],
@@ -47,8 +67,9 @@ export function PreviewPanel({ compilation, proxyId, live, onProxy }: PreviewPan
       </div>
     );
 
-  const liveNote =
-    live === null
+  const liveNote = asCluster
+    ? 'As a cluster gets it (no local-mesh adaptations): operations are shown against an empty proxy.'
+    : live === null
       ? 'No control plane runs in this server (start the console with `meshdeck serve`): operations are shown against an empty proxy.'
       : live !== undefined && !running
         ? 'This proxy does not run on the mesh yet (Apply starts it): operations are shown against an empty proxy.'
@@ -74,6 +95,19 @@ export function PreviewPanel({ compilation, proxyId, live, onProxy }: PreviewPan
             ))}
           </select>
         </label>
+        {compilation.localMesh ? (
+          <label>
+            for{' '}
+            <select
+              value={renderFor}
+              onChange={(e) => onRenderFor(e.target.value === 'cluster' ? 'cluster' : 'local')}
+              data-testid="preview-render-for"
+            >
+              <option value="local">the local mesh (what Apply pushes)</option>
+              <option value="cluster">a cluster</option>
+            </select>
+          </label>
+        ) : null}
         <span className={`pill tone-${liveProxy ? proxyTone(liveProxy).tone : 'idle'}`}>
           {liveProxy ? proxyTone(liveProxy).text : live === null ? 'no control plane' : 'not running'}
         </span>

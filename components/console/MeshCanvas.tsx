@@ -89,6 +89,10 @@ function Canvas({
       data: { node: n, live: nodeLive(n, live) },
       width: NODE_WIDTH,
       height: NODE_HEIGHT,
+      // Nodes have a fixed size. Without `measured`, React Flow drops a rebuilt node's handle bounds
+      // until it measures the node again, and a connection started meanwhile (say, just after a live
+      // update rebuilt the nodes) is dropped at once.
+      measured: { width: NODE_WIDTH, height: NODE_HEIGHT },
       selected: n.id === selectedId,
       deletable: !!n.object && !n.generated && n.kind !== 'Proxy',
     }));

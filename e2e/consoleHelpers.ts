@@ -1,0 +1,55 @@
+/**
+ * Shared by the console's browser tests that run on scripts/e2e-server.sh (seed Example 1, token
+ * e2e-token): sign-in with a fresh draft, and the checks every test ends with.
+ */
+import { expect, type Page, test } from '@playwright/test';
+
+export const ORIGIN = 'http://127.0.0.1:3100';
+export const SHOTS = 'test-results';
+
+/**
+ * Fails a test whose page logs an error or sends a request off the origin (the console must work
+ * offline). Call once at the top of a spec file.
+ */
+export function guardPage(): void {
+  let consoleErrors: string[] = [];
+  let offOrigin: string[] = [];
+  test.beforeEach(async ({ page }) => {
+    consoleErrors = [];
+    offOrigin = [];
+    page.on('console', (msg) => {
+      if (msg.type() === 'error') consoleErrors.push(msg.text());
+    });
+    page.on('pageerror', (err) => consoleErrors.push(`pageerror: ${err.message}`));
+    page.on('request', (req) => {
+      const url = req.url();
+      if (url.startsWith('data:') || url.startsWith('blob:')) return;
+      if (new URL(url).origin !== ORIGIN) offOrigin.push(url);
+    });
+  });
+  test.afterEach(() => {
+    expect(consoleErrors).toEqual([]);
+    expect(offOrigin).toEqual([]);
+  });
+}
+
+/** Resets the server's draft to the mesh directory's files (a session's mutation, with its CSRF token). */
+export async function resetDraft(page: Page): Promise<void> {
+  const status = await page.evaluate(async () => {
+    const s = (await (await fetch('/api/session')).json()) as { csrfToken: string };
+    const r = await fetch('/api/draft/reset', { method: 'POST', headers: { 'x-csrf-token': s.csrfToken } });
+    return r.status;
+  });
+  expect(status).toBe(200);
+}
+
+/** Signs in with the token URL, resets the draft to the mesh directory's files and waits for the layout. */
+export async function openConsole(page: Page, firstNode: string): Promise<void> {
+  await page.goto('/?token=e2e-token');
+  await expect(page.getByTestId('session-status')).toHaveText('signed in');
+  await resetDraft(page);
+  await page.reload();
+  await expect(page.getByTestId('save-status')).toContainText('Saved');
+  await expect(page.getByTestId(`node-${firstNode}`)).toBeVisible();
+  await expect(page.locator('.canvas__status')).toHaveText('');
+}

@@ -1,0 +1,296 @@
+/**
+ * The console in Debian's Chromium on generated meshes (issue 5, goals P7 and P8), printed as one JSON
+ * object. Figures, never assertions; not part of `npm test`.
+ *
+ *   node --import tsx bench/ui.ts [--url http://127.0.0.1:3100] [--token e2e-token] [--sizes 500,1000,5000]
+ *
+ * Without --url it starts scripts/e2e-server.sh (needs `next build`; port $E2E_PORT or 3100) and stops
+ * it at the end. Each mesh is the synthetic mesh of bench/syntheticMesh.ts (VirtualService -> Route ->
+ * Target -> naked Service per group, one file per group), sized to about N graph nodes, saved as the
+ * server's draft (PUT /api/draft); the server's draft is reset to the mesh directory at the end.
+ *
+ * Per size:
+ * - P7 firstNodesMs: navigation start -> the first graph node in the DOM (draft fetched, engine run,
+ *   React Flow rendered; nodes wait in a column until ELK places them).
+ * - P7 layoutMs: the canvas saying "Laying out N nodes…" -> that status cleared (ELK in its worker).
+ * - P7 laidOutMs: navigation start -> layout applied.
+ * - P7 pan: requestAnimationFrame callbacks counted during a scripted mouse-drag pan of the pane;
+ *   fps = frames / seconds, plus the longest gap between frames.
+ * - P8 editToMarkerMs: a form edit that makes a Route's destination dangle -> the error badge on its
+ *   node (the same compilation feeds the markers, the list and the preview), and the edit back -> the
+ *   badge gone. Timed inside the page, from the input event to the DOM change.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+import { chromium, type Page } from '@playwright/test';
+import { Document } from 'yaml';
+import { compileDraft } from '../lib/console/compileDraft';
+import type { DraftDoc } from '../lib/console/draftDoc';
+import { syntheticMesh } from './syntheticMesh';
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+const sizes = (arg('sizes') ?? '500,1000,5000').split(',').map(Number);
+const token = arg('token') ?? 'e2e-token';
+const PROXIES = 10;
+const EDITS = 5;
+
+function draftOf(groups: number): DraftDoc {
+  const snap = syntheticMesh({ services: groups, endpoints: groups * 2, proxies: PROXIES });
+  const yaml = (o: unknown) => new Document(o).toString({ lineWidth: 0 });
+  const files: Record<string, string> = {};
+  for (let i = 0; i < groups; i++)
+    files[`mesh-${i}.yaml`] = [
+      snap.virtualServices[i],
+      snap.routes[i],
+      snap.targets[i],
+      snap.services[i],
+      snap.endpointSlices[i],
+    ]
+      .map(yaml)
+      .join('---\n');
+  files['pods.yaml'] = snap.pods.map(yaml).join('---\n');
+  return { files, layout: {} };
+}
+
+/** Graph nodes per group, measured on a small draft (the graph is linear in the groups). */
+function nodesPerGroup(): number {
+  const g = 20;
+  return (compileDraft(draftOf(g), { xds: false }).graph.nodes.length - PROXIES) / g;
+}
+
+async function startServer(): Promise<{ url: string; child?: ChildProcess }> {
+  const given = arg('url');
+  if (given) return { url: given };
+  const port = process.env.E2E_PORT ?? '3100';
+  const child = spawn('bash', ['scripts/e2e-server.sh'], {
+    env: { ...process.env, E2E_PORT: port },
+    stdio: ['ignore', 'ignore', 'inherit'],
+    detached: true,
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 360; i++) {
+    try {
+      if ((await fetch(`${url}/api/health`)).ok) return { url, child };
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`the e2e server did not answer on ${url} within 180 s`);
+}
+
+/** Records, in the page, when graph nodes first appear and when the layout status comes and goes. */
+const OBSERVER = () => {
+  const w = window as unknown as { __ui: Record<string, number> };
+  w.__ui = {};
+  const check = () => {
+    const ui = w.__ui;
+    if (ui.firstNodes === undefined && document.querySelector('.react-flow__node'))
+      ui.firstNodes = performance.now();
+    const status = document.querySelector('.canvas__status')?.textContent ?? '';
+    if (status.startsWith('Laying out') && ui.layoutStart === undefined) ui.layoutStart = performance.now();
+    if (ui.layoutStart !== undefined && ui.laidOut === undefined && status === '')
+      ui.laidOut = performance.now();
+  };
+  new MutationObserver(check).observe(document, { subtree: true, childList: true, characterData: true });
+};
+
+async function saveDraft(page: Page, draft: DraftDoc): Promise<void> {
+  const status = await page.evaluate(async (d) => {
+    const s = (await (await fetch('/api/session')).json()) as { csrfToken?: string };
+    const cur = (await (await fetch('/api/draft')).json()) as { revision: number };
+    const r = await fetch('/api/draft', {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', 'x-csrf-token': s.csrfToken ?? '' },
+      body: JSON.stringify({ draft: d, baseRevision: cur.revision }),
+    });
+    return `${r.status} ${r.ok ? '' : await r.text()}`;
+  }, draft);
+  if (!status.startsWith('200')) throw new Error(`PUT /api/draft answered ${status}`);
+}
+
+/** Frames during a mouse-drag pan that starts on an empty spot of the pane. */
+async function pan(page: Page): Promise<{ fps: number; maxFrameGapMs: number; frames: number; ms: number }> {
+  const start = await page.evaluate(() => {
+    const pane = document.querySelector('.react-flow__pane')!.getBoundingClientRect();
+    for (let y = pane.top + 10; y < pane.bottom - 10; y += 12)
+      for (let x = pane.left + 10; x < pane.right - 10; x += 12) {
+        const el = document.elementFromPoint(x, y);
+        if (el?.classList.contains('react-flow__pane')) return { x, y };
+      }
+    return null;
+  });
+  if (!start) throw new Error('no empty spot on the pane to start a pan');
+  await page.evaluate(() => {
+    const w = window as unknown as { __frames: number[]; __counting: boolean };
+    w.__frames = [];
+    w.__counting = true;
+    const tick = (t: number) => {
+      w.__frames.push(t);
+      if (w.__counting) requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+  });
+  await page.mouse.move(start.x, start.y);
+  await page.mouse.down();
+  for (let i = 1; i <= 120; i++)
+    await page.mouse.move(start.x + Math.sin(i / 10) * 200, start.y + Math.cos(i / 10) * 120 - 120);
+  await page.mouse.up();
+  const frames = await page.evaluate(() => {
+    const w = window as unknown as { __frames: number[]; __counting: boolean };
+    w.__counting = false;
+    return w.__frames;
+  });
+  const ms = frames[frames.length - 1]! - frames[0]!;
+  let gap = 0;
+  for (let i = 1; i < frames.length; i++) gap = Math.max(gap, frames[i]! - frames[i - 1]!);
+  return {
+    fps: Math.round(((frames.length - 1) / ms) * 1000 * 10) / 10,
+    maxFrameGapMs: Math.round(gap),
+    frames: frames.length,
+    ms: Math.round(ms),
+  };
+}
+
+/** Sets the Inspector's destination field in the page and waits for the node's error count to match. */
+async function editToMarker(page: Page, nodeId: string, value: string, errors: boolean): Promise<number> {
+  return page.evaluate(
+    ({ nodeId, value, errors }) =>
+      new Promise<number>((resolve, reject) => {
+        const input = document.querySelector<HTMLInputElement>(
+          '[data-field-path="spec.destination"] input[type="text"]',
+        );
+        const node = document.querySelector(`[data-testid="node-${CSS.escape(nodeId)}"]`);
+        if (!input || !node) return reject(new Error(`no destination field or node ${nodeId}`));
+        const done = () => (node.getAttribute('data-errors') !== '0') === errors;
+        const obs = new MutationObserver(() => {
+          if (!done()) return;
+          obs.disconnect();
+          resolve(performance.now() - t0);
+        });
+        obs.observe(node, { attributes: true, attributeFilter: ['data-errors'] });
+        // React reads a controlled input's value through the native setter and an input event.
+        Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value')!.set!.call(input, value);
+        const t0 = performance.now();
+        input.dispatchEvent(new Event('input', { bubbles: true }));
+      }),
+    { nodeId, value, errors },
+  );
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return Math.round(s[Math.floor(s.length / 2)]! * 10) / 10;
+};
+
+async function main() {
+  const perGroup = nodesPerGroup();
+  const { url, child } = await startServer();
+  const browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
+  });
+  const results: Record<string, unknown>[] = [];
+  try {
+    const context = await browser.newContext({ baseURL: url, viewport: { width: 1600, height: 900 } });
+    const page = await context.newPage();
+    await page.addInitScript(OBSERVER);
+    await page.goto('/?token=' + encodeURIComponent(token));
+    await page.waitForFunction(
+      () => document.querySelector('[data-testid="session-status"]')?.textContent === 'signed in',
+    );
+    for (const n of sizes) {
+      const groups = Math.max(1, Math.round((n - PROXIES) / perGroup));
+      const t0 = performance.now();
+      await saveDraft(page, draftOf(groups));
+      const saveMs = performance.now() - t0;
+      const route = `Route/default/route-${Math.floor(groups / 2)}`;
+      // A deep link selects the Route, so its form is in the Inspector for P8; the query makes it a
+      // new document (a hash change alone would not load the page again).
+      await page.goto(`/?bench=${n}#node=${encodeURIComponent(route)}`);
+      try {
+        await page.waitForFunction(
+          () => (window as unknown as { __ui: { laidOut?: number } }).__ui.laidOut,
+          null,
+          { timeout: Number(arg('layout-timeout') ?? 300_000), polling: 200 },
+        );
+      } catch (e) {
+        const state = await page.evaluate(() => ({
+          ui: (window as unknown as { __ui: unknown }).__ui,
+          status: document.querySelector('.canvas__status')?.textContent,
+          save: document.querySelector('[data-testid="save-status"]')?.textContent,
+          nodes: document.querySelectorAll('.react-flow__node').length,
+        }));
+        throw new Error(`${n} nodes: not laid out (${JSON.stringify(state)}): ${(e as Error).message}`);
+      }
+      const ui = await page.evaluate(() => (window as unknown as { __ui: Record<string, number> }).__ui);
+      const nodes = await page.locator('.react-flow__node').count();
+      const edges = await page.locator('.react-flow__edge').count();
+      await page.waitForTimeout(500);
+      const panned = await pan(page);
+      await page.waitForSelector('[data-field-path="spec.destination"] input[type="text"]');
+      const original = await page.inputValue('[data-field-path="spec.destination"] input[type="text"]');
+      const toMarker: number[] = [];
+      const back: number[] = [];
+      for (let k = 0; k < EDITS; k++) {
+        toMarker.push(await editToMarker(page, route, `${original}-nope`, true));
+        back.push(await editToMarker(page, route, original, false));
+      }
+      const result = {
+        requestedNodes: n,
+        groups,
+        nodes,
+        edges,
+        draftBytes: JSON.stringify(draftOf(groups)).length,
+        saveDraftMs: Math.round(saveMs),
+        p7: {
+          firstNodesMs: Math.round(ui.firstNodes!),
+          layoutMs: Math.round(ui.laidOut! - ui.layoutStart!),
+          laidOutMs: Math.round(ui.laidOut!),
+          pan: panned,
+        },
+        p8: {
+          editToMarkerMs: { median: median(toMarker), all: toMarker.map(Math.round) },
+          fixToMarkerGoneMs: { median: median(back), all: back.map(Math.round) },
+        },
+      };
+      results.push(result);
+      // Progress, in case a bigger mesh does not finish.
+      console.error(JSON.stringify(result));
+    }
+    // Leave the server's draft as the mesh directory has it.
+    await page.evaluate(async () => {
+      const s = (await (await fetch('/api/session')).json()) as { csrfToken?: string };
+      await fetch('/api/draft/reset', { method: 'POST', headers: { 'x-csrf-token': s.csrfToken ?? '' } });
+    });
+  } finally {
+    await browser.close();
+    if (child?.pid) {
+      // The script's process group: it stops meshdeck serve and removes its temp dir on SIGTERM.
+      const exited = new Promise((r) => child.once('exit', r));
+      try {
+        process.kill(-child.pid, 'SIGTERM');
+      } catch {
+        // Already gone.
+      }
+      if (child.exitCode === null) await exited;
+    }
+  }
+  console.log(
+    JSON.stringify(
+      { bench: 'ui', browser: 'chromium (Debian)', viewport: '1600x900', nodesPerGroup: perGroup, results },
+      null,
+      2,
+    ),
+  );
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exitCode = 1;
+});

@@ -1,9 +1,10 @@
 /**
- * ADS fan-out bench: raw SotW streams (plain @grpc/grpc-js, one channel = one HTTP/2 connection per
- * stream, each subscribing LDS/RDS/CDS/EDS by name and ACKing every response immediately, like
- * grpc-js-xds) against the ADS server in a forked process (server/xds/testing/adsServerProcess.ts).
- * The streams are lean (server/xds/testing/leanAdsClient.ts: responses scanned, not decoded; ACKs
- * pre-encoded) because this one process plays thousands of proxies on the server's two cores.
+ * ADS fan-out bench: raw SotW streams (gRPC over node:http2, one HTTP/2 connection per stream, each
+ * subscribing LDS/RDS/CDS/EDS by name and ACKing every response immediately, like grpc-js-xds)
+ * against the ADS server in a forked process (server/xds/testing/adsServerProcess.ts). The streams
+ * are lean (server/xds/testing/leanAdsClient.ts: no grpc-js client stack, responses scanned, not
+ * decoded) because this one process plays thousands of proxies on the server's two cores.
+ * bench/xdsFloor.ts measures the same pushes against a server that does nothing but write.
  *
  * For 500 and 2,000 streams:
  * - connect: all streams opened at once until every one has LDS, RDS, CDS and EDS (ms)
@@ -64,7 +65,6 @@ async function main() {
         address: `127.0.0.1:${port}`,
         nodeId,
         subscriptions: SUBS,
-        channelOptions: { 'grpc.use_local_subchannel_pool': 1 },
       }),
     );
     await waitFor('all streams configured', () => clients.every((c) => c.latest.size === 4), 120_000, 10);

@@ -1,0 +1,109 @@
+/**
+ * The ADS transport floor on this machine: the same lean streams as bench/xdsStreams.ts against
+ * bench/xdsFloorServer.ts, a grpc-js server that only writes one pre-encoded EDS response to every
+ * stream. What bench/xdsStreams.ts measures for the real server minus this is what the server adds
+ * (snapshot, coalescing, per-stream bookkeeping, ACK handling). Each push is timed from the IPC
+ * request to each stream's receipt, as in bench/xdsStreams.ts, once writing every stream in one turn
+ * and once `--chunk` streams per event-loop turn. Prints JSON; no assertions.
+ * Run: `node --import tsx bench/xdsFloor.ts [counts...] [--pushes 9] [--chunk 64]`.
+ */
+import { fork } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { TypeUrls } from '../server/xds/envoyProtos';
+import { waitFor } from '../server/xds/testing/children';
+import { connectLeanAds } from '../server/xds/testing/leanAdsClient';
+
+function arg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+}
+const pushes = arg('pushes', 9);
+const chunk = arg('chunk', 64);
+const counts = process.argv
+  .slice(2)
+  .filter((a, i, all) => !a.startsWith('--') && !all[i - 1]?.startsWith('--'))
+  .map(Number)
+  .filter(Boolean);
+const COUNTS = counts.length ? counts : [500, 2000];
+
+function pct(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return Math.round(s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]! * 10) / 10;
+}
+const median = (xs: number[]) => pct(xs, 50);
+
+async function main() {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const results: unknown[] = [];
+  for (const n of COUNTS) {
+    const child = fork(path.join(here, 'xdsFloorServer.ts'), [], { execArgv: ['--import', 'tsx'] });
+    const port = await new Promise<number>((r) => child.once('message', (m: { port: number }) => r(m.port)));
+    const subs: [string, string[]][] = [
+      [TypeUrls.listener, ['l']],
+      [TypeUrls.route, ['r']],
+      [TypeUrls.cluster, []],
+      [TypeUrls.endpoint, ['e']],
+    ];
+    const t0 = performance.now();
+    const clients = Array.from({ length: n }, (_, i) =>
+      connectLeanAds({ address: `127.0.0.1:${port}`, nodeId: `floor/${i}`, subscriptions: subs }),
+    );
+    await waitFor('all streams answered', () => clients.every((c) => c.latest.size === 4), 120_000, 10);
+    const connectMs = Math.round(performance.now() - t0);
+    await new Promise((r) => setTimeout(r, 500));
+    let version = 1;
+    const run = async (chunkSize: number) => {
+      const p99s: number[] = [];
+      const p50s: number[] = [];
+      const writeMs: number[] = [];
+      for (let k = 0; k < pushes; k++) {
+        const v = `v${++version}`;
+        const start = performance.now();
+        const done = new Promise<{ writeStart: number; writeEnd: number }>((r) => child.once('message', r));
+        child.send({ push: v, chunk: chunkSize });
+        await waitFor(
+          `${v} everywhere`,
+          () => clients.every((c) => c.latest.get(TypeUrls.endpoint)!.version === v),
+          60_000,
+          2,
+        );
+        const w = await done;
+        const lat = clients.map((c) => c.latest.get(TypeUrls.endpoint)!.at - start);
+        p50s.push(pct(lat, 50));
+        p99s.push(pct(lat, 99));
+        writeMs.push(Math.round((w.writeEnd - w.writeStart) * 10) / 10);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      return { p50: median(p50s), p99: median(p99s), p99Runs: p99s, writeAllMs: median(writeMs) };
+    };
+    const oneTurn = await run(n);
+    const chunked = await run(chunk);
+    results.push({
+      streams: n,
+      connectAllAnsweredMs: connectMs,
+      ackMs: { oneTurn, [`chunk${chunk}`]: chunked },
+    });
+    for (const c of clients) c.close();
+    child.kill();
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  console.log(
+    JSON.stringify(
+      {
+        bench: 'xdsFloor',
+        node: process.version,
+        note: 'median over pushes of the per-push p50/p99 (ms from the IPC request to receipt); a server that only writes',
+        results,
+      },
+      null,
+      2,
+    ),
+  );
+  process.exit(0);
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

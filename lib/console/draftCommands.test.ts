@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { parseManifests } from '../parse/parseManifests';
+import { compileDraft } from './compileDraft';
 import { applyCommand, type DraftCommand } from './draftCommands';
 import type { DraftDoc } from './draftDoc';
+import { createHistory, pushHistory, undoHistory } from './draftHistory';
 import { parseDraft } from './draftModel';
 import { exampleDraft } from './testDrafts.testutil';
 
@@ -349,5 +351,105 @@ describe('replaceObject / setFileText / moveNodes', () => {
     expect(applyCommand(a, { type: 'moveNodes', positions: { n1: { x: NaN, y: 0 } } })).toMatchObject({
       ok: false,
     });
+  });
+});
+
+describe('disconnect', () => {
+  const GATEWAY = 'VirtualService/default/gateway-vsvc';
+  const edgeRef = (draft: DraftDoc, kind: string, target: string) => {
+    const e = compileDraft(draft).graph.edges.find((x) => x.kind === kind && x.target === target);
+    if (!e?.ref) throw new Error(`no ${kind} edge to ${target} with a reference`);
+    return e.ref;
+  };
+  const chain = `
+apiVersion: msm.l7mp.io/v1
+kind: VirtualService
+metadata: { name: vs }
+spec:
+  selector: { matchLabels: { app: x } }
+  udp: { port: 1000 }
+  rules:
+    - action: { route: ra }
+    - action: { route: rb }
+---
+apiVersion: msm.l7mp.io/v1
+kind: Route
+metadata: { name: ra }
+spec:
+  destination: t0
+  # the chain
+  ingress: [t1, t2, t3]
+---
+apiVersion: msm.l7mp.io/v1
+kind: Route
+metadata: { name: rb }
+spec: { destination: t0 }
+`;
+  const targets = ['t0', 't1', 't2', 't3']
+    .map(
+      (t) =>
+        `---\napiVersion: msm.l7mp.io/v1\nkind: Target\nmetadata: { name: ${t} }\nspec: { udp: { port: 1 } }\n`,
+    )
+    .join('');
+  const small: DraftDoc = { files: { 'mesh.yaml': chain + targets }, layout: {} };
+  const valueOf = (draft: DraftDoc, key: string) => parseDraft(draft).byKey.get(key)![0]!.value.spec;
+
+  it("removes seed Example 1's ingress-chain entry and keeps the destination; undo restores the exact draft", () => {
+    const ref = edgeRef(ex1, 'ingress', 'Target/default/transcoder-vsvc');
+    expect(ref).toEqual({ key: GATEWAY, path: ['spec', 'rules', 0, 'action', 'route', 'ingress', 0] });
+    const next = apply(ex1, { type: 'disconnect', refs: [ref] });
+    const route = (valueOf(next, GATEWAY) as any).rules[0].action.route;
+    expect(route).toEqual({ destination: 'worker-svc' });
+    expect(compileDraft(next).graph.edges.some((e) => e.kind === 'ingress')).toBe(false);
+    expect(snapshotOf(next).diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
+    const h = undoHistory(pushHistory(createHistory(ex1), next));
+    expect(h.present).toEqual(ex1);
+  });
+
+  it('refuses to empty a required destination, serviceName or selector, and says what to do instead', () => {
+    const dest = edgeRef(ex1, 'destination', 'Target/default/worker-svc');
+    const r = applyCommand(ex1, { type: 'disconnect', refs: [dest] });
+    expect(r).toEqual({
+      ok: false,
+      error: expect.stringMatching(/destination.* is required: connect the route to another Target/),
+    });
+    const svc = edgeRef(canary, 'split', 'VirtualService/default/echo-v1');
+    expect(
+      applyCommand(canary, { type: 'disconnect', refs: [{ ...svc, path: ['spec', 'serviceName'] }] }),
+    ).toEqual({
+      ok: false,
+      error: expect.stringMatching(/is not there any more|is required/),
+    });
+    const sel = edgeRef(ex1, 'selects', 'Service/default/gateway-svc');
+    expect(applyCommand(ex1, { type: 'disconnect', refs: [sel] })).toEqual({
+      ok: false,
+      error: expect.stringContaining('is required: edit the selector'),
+    });
+    // Nothing half-done: a refused reference fails the whole command.
+    const ing = edgeRef(ex1, 'ingress', 'Target/default/transcoder-vsvc');
+    expect(applyCommand(ex1, { type: 'disconnect', refs: [ing, dest] }).ok).toBe(false);
+  });
+
+  it('removes several chain entries of one list at once, a rule, and an emptied chain', () => {
+    const in1 = edgeRef(small, 'ingress', 'Target/default/t1');
+    const in3 = edgeRef(small, 'ingress', 'Target/default/t3');
+    const two = apply(small, { type: 'disconnect', refs: [in1, in3] });
+    expect(valueOf(two, 'Route/default/ra')).toEqual({ destination: 't0', ingress: ['t2'] });
+    // The comment above the chain stays.
+    expect(two.files['mesh.yaml']).toContain('# the chain');
+    const none = apply(two, { type: 'disconnect', refs: [edgeRef(two, 'ingress', 'Target/default/t2')] });
+    expect(valueOf(none, 'Route/default/ra')).toEqual({ destination: 't0' });
+    const rule = edgeRef(small, 'rule', 'Route/default/ra');
+    const oneRule = apply(small, { type: 'disconnect', refs: [rule] });
+    expect((valueOf(oneRule, 'VirtualService/default/vs') as any).rules).toEqual([
+      { action: { route: 'rb' } },
+    ]);
+    // A reference that moved meanwhile (a stale edge) is refused, not guessed.
+    expect(
+      applyCommand(oneRule, {
+        type: 'disconnect',
+        refs: [{ ...rule, path: ['spec', 'rules', 1, 'action', 'route'] }],
+      }).ok,
+    ).toBe(false);
   });
 });

@@ -34,6 +34,7 @@ export type DraftCommand =
   | { type: 'clearMesh' }
   | { type: 'renameObject'; key: string; name: string }
   | { type: 'connect'; source: string; target: string; chain?: 'ingress' | 'egress' }
+  | { type: 'disconnect'; refs: readonly { key: string; path: FieldPath }[] }
   | { type: 'setFileText'; path: string; text: string }
   | { type: 'deleteFile'; path: string }
   | { type: 'moveNodes'; positions: Readonly<Record<string, NodePosition | null>> }
@@ -71,6 +72,8 @@ function run(draft: DraftDoc, cmd: DraftCommand, model: DraftModel): CommandResu
       return renameObject(draft, model, cmd.key, cmd.name);
     case 'connect':
       return connect(draft, model, cmd.source, cmd.target, cmd.chain);
+    case 'disconnect':
+      return disconnect(draft, model, cmd.refs);
     case 'setFileText':
       return setFileText(draft, cmd.path, cmd.text);
     case 'deleteFile':
@@ -439,6 +442,80 @@ function fieldEdit(draft: DraftDoc, object: DraftObject, changes: [FieldPath, un
       },
     },
   ]);
+}
+
+// ------------------------------------------------------------------ disconnect
+
+/**
+ * Removes the references graph edges stand for (the edge's `ref`): an ingress/egress chain entry, a
+ * VirtualService rule, a split entry. A required reference (a route's destination, a Target's
+ * serviceName, a selector) is never emptied silently: the whole command fails and says what to do.
+ */
+function disconnect(
+  draft: DraftDoc,
+  model: DraftModel,
+  refs: readonly { key: string; path: FieldPath }[],
+): CommandResult {
+  const byObject = new Map<string, { object: DraftObject; paths: FieldPath[] }>();
+  for (const ref of refs) {
+    const object = findObject(model, ref.key);
+    if (typeof object === 'string') return fail(`cannot remove the connection: ${object}`);
+    const where = `${formatFieldPath(ref.path)} of ${describeKey(ref.key)}`;
+    if (typeof getAt(object.value, ref.path) !== 'string' && !isRecord(getAt(object.value, ref.path)))
+      return fail(`cannot remove the connection: ${where} is not there any more`);
+    const entry = removablePath(ref.path);
+    if (typeof entry === 'string') return fail(`cannot remove the connection: ${where} ${entry}`);
+    const item = byObject.get(object.key) ?? { object, paths: [] };
+    if (!item.paths.some((p) => formatFieldPath(p) === formatFieldPath(entry))) item.paths.push(entry);
+    byObject.set(object.key, item);
+  }
+  return edit(
+    draft,
+    [...byObject.values()].map(({ object, paths }) => ({
+      object,
+      edit: (doc, base) => {
+        // Later entries of a list go first, so the indices of the others hold.
+        for (const p of [...paths].sort(comparePathsDescending)) {
+          const err = setNode(doc, [...base, ...p], undefined);
+          if (err) return err;
+          const list = p.slice(0, -1);
+          const last = list[list.length - 1];
+          if (
+            (last === 'ingress' || last === 'egress') &&
+            (getAt(doc.toJS(), [...base, ...list]) as unknown[]).length === 0
+          )
+            doc.deleteIn([...base, ...list]);
+        }
+      },
+    })),
+  );
+}
+
+/** The list entry a reference at `path` lives in, or why it cannot be removed. */
+function removablePath(path: FieldPath): FieldPath | string {
+  const n = path.length;
+  const last = path[n - 1];
+  if (typeof last === 'number' && (path[n - 2] === 'ingress' || path[n - 2] === 'egress')) return path;
+  if (n === 5 && path[0] === 'spec' && path[1] === 'rules' && path[3] === 'action' && last === 'route')
+    return path.slice(0, 3);
+  if (last === 'serviceName' && typeof path[n - 2] === 'number' && path[n - 3] === 'split')
+    return path.slice(0, -1);
+  if (last === 'destination')
+    return 'is required: connect the route to another Target to replace it, or delete the route';
+  if (last === 'serviceName' && path[n - 2] === 'selector')
+    return 'is required: edit the selector in the form instead';
+  if (last === 'serviceName')
+    return 'is required (a Target needs serviceName or endpoints): connect another VirtualService or Service to replace it';
+  return 'is not a reference that can be removed';
+}
+
+function comparePathsDescending(a: FieldPath, b: FieldPath): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    if (a[i] === b[i]) continue;
+    if (typeof a[i] === 'number' && typeof b[i] === 'number') return (b[i] as number) - (a[i] as number);
+    return String(b[i]) < String(a[i]) ? -1 : 1;
+  }
+  return b.length - a.length;
 }
 
 // ------------------------------------------------------------------ files and layout

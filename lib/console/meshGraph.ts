@@ -57,6 +57,8 @@ export interface GraphEdge {
   /** Split entries: the written weight and the resulting share. */
   weight?: number;
   percent?: number;
+  /** The reference the edge stands for: the object that writes it and the field path (to remove it). */
+  ref?: { key: string; path: (string | number)[] };
 }
 
 export interface MeshGraph {
@@ -190,7 +192,11 @@ class GraphBuilder {
           generated: 'inline',
           object: { key: ownerId, path },
         });
-        this.edge(ownerId, id, 'rule', { order: site.order, label: `rule ${site.order ?? 0}` });
+        this.edge(ownerId, id, 'rule', {
+          order: site.order,
+          label: `rule ${site.order ?? 0}`,
+          ref: { key: ownerId, path: site.path },
+        });
       } else {
         this.targetNode(
           id,
@@ -203,20 +209,24 @@ class GraphBuilder {
             path,
           },
         );
-        this.chainEdge(this.ownerOf(site.path, inlineIds, ownerId), id, site.role, site.order);
+        this.chainEdge(this.ownerOf(site.path, inlineIds, ownerId), id, site.role, site.order, {
+          key: ownerId,
+          path: site.path,
+        });
       }
     }
     for (const site of refs) {
       const from = this.ownerOf(site.path, inlineIds, ownerId);
+      const ref = { key: ownerId, path: site.path };
       if (site.role === 'route') {
         const r = resolveReference(site.value, namespace, site.kinds, this.exists);
         const to = 'missing' in r ? this.missing(r.missing) : objectNodeId('Route', r.namespace, r.name);
         const order = site.path[2] as number;
-        this.edge(from, to, 'rule', { order, label: `rule ${order}` });
+        this.edge(from, to, 'rule', { order, label: `rule ${order}`, ref });
       } else if (site.role === 'destination' || site.role === 'ingress' || site.role === 'egress') {
-        this.chainEdge(from, this.targetFor(site.value, namespace), site.role, site.order);
+        this.chainEdge(from, this.targetFor(site.value, namespace), site.role, site.order, ref);
       } else if (site.role === 'serviceName') {
-        this.edge(from, this.endpointSource(site.value, namespace), 'endpoints');
+        this.edge(from, this.endpointSource(site.value, namespace), 'endpoints', { ref });
       } else if (site.role === 'split') {
         const share = this.targetsByNode.get(from)?.split?.[site.order ?? 0];
         const entry = (site.path.length > 1 ? getAt(value, site.path.slice(0, -1)) : undefined) as
@@ -227,10 +237,12 @@ class GraphBuilder {
           weight,
           percent: share?.percent,
           label: share ? `${round(share.percent)}%` : weight === undefined ? undefined : `w${weight}`,
+          ref,
         });
       } else if (site.role === 'selector') {
         const r = resolveReference(site.value, namespace, ['Service'], this.exists);
-        if (!('missing' in r)) this.edge(from, objectNodeId('Service', r.namespace, r.name), 'selects');
+        if (!('missing' in r))
+          this.edge(from, objectNodeId('Service', r.namespace, r.name), 'selects', { ref });
       }
     }
   }
@@ -244,10 +256,11 @@ class GraphBuilder {
     return ownerId;
   }
 
-  private chainEdge(from: string, to: string, role: string, order?: number): void {
-    if (role === 'destination') this.edge(from, to, 'destination');
+  private chainEdge(from: string, to: string, role: string, order?: number, ref?: GraphEdge['ref']): void {
+    if (role === 'destination') this.edge(from, to, 'destination', { ref });
     else if (role === 'ingress' || role === 'egress')
       this.edge(from, to, role, {
+        ref,
         order,
         direction: role === 'ingress' ? 'in' : 'out',
         label: `${role === 'ingress' ? 'in' : 'out'} ${(order ?? 0) + 1}`,

@@ -4,20 +4,17 @@ import { useMutation } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 import type { MeshLiveState } from '@/server/controlPlane/liveState';
 import { parseProbeFrom, proxiesWithListener } from '@/lib/console/probeForm';
+import { type ProbeResult, ProbeResultSchema } from '@/lib/console/probeResult';
 import { ApiError, apiFetch, errorMessage } from './api';
 
-/** What POST /api/probe answers (server/controlPlane/probe.ts ProbeResult). */
-export interface ProbeAnswer {
-  ok: boolean;
-  proxy: string;
-  listener: string;
-  protocol: string;
-  to: string;
-  from: string;
-  reply?: string;
-  latencyMs?: number;
-  path: string[];
-  error?: string;
+/** The server's answer, checked: a body of another shape is an error to show, not a half-drawn result. */
+function readProbeResult(body: unknown): ProbeResult {
+  const parsed = ProbeResultSchema.safeParse(body);
+  if (!parsed.success)
+    throw new Error(
+      `POST /api/probe answered an unexpected body: ${parsed.error.issues[0]?.message ?? 'invalid'}`,
+    );
+  return parsed.data;
 }
 
 /**
@@ -48,7 +45,7 @@ export function ProbePanel({
       proxy?: string;
       payload: string;
       from?: { address: string; port?: number };
-    }) => apiFetch<ProbeAnswer>('/api/probe', { method: 'POST', body }),
+    }) => apiFetch<unknown>('/api/probe', { method: 'POST', body }).then(readProbeResult),
   });
 
   // The probe sends real traffic, so it only targets a listener the mesh runs now, not a draft's.
@@ -128,39 +125,44 @@ export function ProbePanel({
             : errorMessage(probe.error)}
         </p>
       ) : null}
-      {answer ? (
-        <div className="probe__result" data-testid="probe-result" data-ok={answer.ok}>
-          <dl className="facts">
-            <dt>sent</dt>
-            <dd>
-              {answer.protocol} {answer.from} → {answer.to} ({answer.proxy})
-            </dd>
-            {answer.ok ? (
-              <>
-                <dt>reply</dt>
-                <dd>
-                  <code data-testid="probe-reply">{answer.reply}</code>
-                </dd>
-                <dt>latency</dt>
-                <dd data-testid="probe-latency">{answer.latencyMs} ms</dd>
-              </>
-            ) : (
-              <>
-                <dt>failed</dt>
-                <dd className="tone-bad" role="alert" data-testid="probe-failed">
-                  {answer.error}
-                </dd>
-              </>
-            )}
-          </dl>
-          <h4>Path</h4>
-          <ol className="probe__path" data-testid="probe-path">
-            {answer.path.map((step, i) => (
-              <li key={i}>{step}</li>
-            ))}
-          </ol>
-        </div>
-      ) : null}
+      {answer ? <ProbeResultView answer={answer} /> : null}
     </section>
+  );
+}
+
+/** One probe's answer: what was sent where, the echo and latency or what failed, and the configured path. */
+export function ProbeResultView({ answer }: { answer: ProbeResult }) {
+  return (
+    <div className="probe__result" data-testid="probe-result" data-ok={answer.ok}>
+      <dl className="facts">
+        <dt>sent</dt>
+        <dd>
+          {answer.protocol} {answer.from} → {answer.to} ({answer.proxy})
+        </dd>
+        {answer.ok ? (
+          <>
+            <dt>reply</dt>
+            <dd>
+              <code data-testid="probe-reply">{answer.reply}</code>
+            </dd>
+            <dt>latency</dt>
+            <dd data-testid="probe-latency">{answer.latencyMs} ms</dd>
+          </>
+        ) : (
+          <>
+            <dt>failed</dt>
+            <dd className="tone-bad" role="alert" data-testid="probe-failed">
+              {answer.error}
+            </dd>
+          </>
+        )}
+      </dl>
+      <h4>Path</h4>
+      <ol className="probe__path" data-testid="probe-path">
+        {answer.path.map((step, i) => (
+          <li key={i}>{step}</li>
+        ))}
+      </ol>
+    </div>
   );
 }

@@ -67,6 +67,54 @@ describe('liveReducer', () => {
   });
 });
 
+describe('liveReducer: sessions', () => {
+  const gw = proxy('default/gw', 'in-sync');
+  const tc = proxy('default/tc', 'in-sync');
+  const s3 = state(3, [gw, tc]);
+  const session = {
+    name: 'WS:::ffff:127.0.0.1:40504-::ffff:127.0.0.20:8888-0',
+    status: 'CONNECTED',
+    listener: 'tc-listener',
+    source: '127.0.0.1:40504',
+    startedAt: '2026-11-26T03:56:10.219Z',
+  };
+
+  it("takes a proxy's new sessions and keeps the other proxies' sessions by reference", () => {
+    const withSession = { ...tc, sessions: { available: true as const, items: [session] } };
+    const next = liveReducer(s3, { type: 'proxy', version: 4, proxy: withSession })!;
+    expect(next.proxies['default/tc']!.sessions).toEqual({ available: true, items: [session] });
+    expect(next.proxies['default/gw']!.sessions).toBe(gw.sessions);
+    expect(s3.proxies['default/tc']!.sessions).toEqual({ available: true, items: [] }); // not mutated
+  });
+
+  it('replaces a list by the reason it became unavailable, and a list again when it comes back', () => {
+    const reason = 'l7mp 0.5.7 cannot list sessions while a session has an ingress or egress chain (422)';
+    const s4 = liveReducer(s3, {
+      type: 'proxy',
+      version: 4,
+      proxy: { ...gw, sessions: { available: false, reason } },
+    })!;
+    expect(s4.proxies['default/gw']!.sessions).toEqual({ available: false, reason });
+    const s5 = liveReducer(s4, {
+      type: 'proxy',
+      version: 5,
+      proxy: { ...gw, sessions: { available: true, items: [session] } },
+    })!;
+    expect(s5.proxies['default/gw']!.sessions).toEqual({ available: true, items: [session] });
+  });
+
+  it('never rolls sessions back on a stale event', () => {
+    const s4 = liveReducer(s3, {
+      type: 'proxy',
+      version: 4,
+      proxy: { ...tc, sessions: { available: true, items: [session] } },
+    })!;
+    const stale = { ...tc, sessions: { available: true as const, items: [] } };
+    expect(liveReducer(s4, { type: 'proxy', version: 4, proxy: stale })).toBe(s4);
+    expect(s4.proxies['default/tc']!.sessions).toEqual({ available: true, items: [session] });
+  });
+});
+
 describe('parseLiveEvent', () => {
   it('reads mesh and proxy events as the SSE route sends them', () => {
     const s = state(2, [proxy('default/gw', 'in-sync')]);
@@ -91,5 +139,16 @@ describe('parseLiveEvent', () => {
     expect(parseLiveEvent('proxy', '{"type":"proxy","version":1,"proxy":{}}')).toEqual({
       error: 'live event "proxy" does not have the shape of a proxy event',
     });
+    // The page draws the sessions straight from the event: a list or a reason, nothing else.
+    const shape = { error: 'live event "proxy" does not have the shape of a proxy event' };
+    for (const sessions of [
+      undefined,
+      { available: true },
+      { available: false },
+      { available: true, items: [{}] },
+    ]) {
+      const p = { ...proxy('default/gw', 'in-sync'), sessions };
+      expect(parseLiveEvent('proxy', JSON.stringify({ type: 'proxy', version: 1, proxy: p }))).toEqual(shape);
+    }
   });
 });

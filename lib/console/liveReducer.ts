@@ -58,5 +58,25 @@ function isState(v: unknown): v is MeshLiveState {
 
 function isProxy(v: unknown): v is ProxyLiveState {
   const p = v as ProxyLiveState | null;
-  return typeof p === 'object' && p !== null && typeof p.id === 'string' && typeof p.phase === 'string';
+  return (
+    typeof p === 'object' &&
+    p !== null &&
+    typeof p.id === 'string' &&
+    typeof p.phase === 'string' &&
+    isSessions(p.sessions)
+  );
+}
+
+/** The sessions list is drawn straight from the event, so its two shapes are checked here. */
+function isSessions(v: unknown): v is ProxyLiveState['sessions'] {
+  const s = v as { available?: unknown; items?: unknown; reason?: unknown } | null;
+  if (typeof s !== 'object' || s === null) return false;
+  if (s.available === true)
+    return (
+      Array.isArray(s.items) &&
+      s.items.every(
+        (i: { name?: unknown } | null) => typeof i === 'object' && i !== null && typeof i.name === 'string',
+      )
+    );
+  return s.available === false && typeof s.reason === 'string';
 }

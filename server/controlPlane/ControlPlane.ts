@@ -21,11 +21,11 @@ import { AdsServer, type ProxyRecord, type ProxyStatus } from '../xds/AdsServer'
 import { listenAds, MeshXdsPublisher } from '../xds/meshXds';
 import { localMeshPodsDir, localMeshStateDir } from './localMeshPaths';
 import {
-  type LiveSession,
   LiveStateStore,
   type ProxyLiveState,
   type ProxyXdsLiveState,
   type ServiceLiveState,
+  toLiveSession,
 } from './liveState';
 import { type ProbeRequest, type ProbeResult, probeListener } from './probe';
 import { grpcProxyLiveState, grpcSyncFields, xdsLiveState } from './xdsLiveState';
@@ -566,7 +566,9 @@ export class ControlPlane {
         let sessions: ProxyLiveState['sessions'];
         try {
           const raw = (await client.get('/api/v1/sessions')) as unknown[];
-          const items = raw.map(toLiveSession).filter((s) => !s.listener?.startsWith('controller-listener'));
+          const items = raw
+            .map((r) => toLiveSession(r, p.config))
+            .filter((s) => !s.listener?.startsWith('controller-listener'));
           sessions = { available: true, items };
         } catch (e) {
           const status = (e as { status?: number }).status;
@@ -596,22 +598,4 @@ function newest(streams: Map<number, ProxyStatus>): ProxyStatus | undefined {
   let best: ProxyStatus | undefined;
   for (const s of streams.values()) if (!best || s.streamId > best.streamId) best = s;
   return best;
-}
-
-function toLiveSession(raw: unknown): LiveSession {
-  const s = raw as {
-    name?: string;
-    status?: string;
-    metadata?: { labels?: Record<string, unknown> };
-    source?: { origin?: string };
-    destination?: { origin?: string; endpoint?: { spec?: { address?: string } } };
-  };
-  return {
-    name: String(s.name ?? ''),
-    status: String(s.status ?? ''),
-    listener: s.source?.origin,
-    destination: s.destination?.origin,
-    endpoint: s.destination?.endpoint?.spec?.address,
-    labels: s.metadata?.labels,
-  };
 }

@@ -5,7 +5,10 @@ import WebSocket from 'ws';
 import type { Proxy } from '@/lib/engine/clusterIndex';
 import { matchPredicate } from '@/lib/engine/matchPredicate';
 import type { ProxyL7mpConfig } from '@/lib/engine/renderL7mp';
+import type { ProbeResult } from '@/lib/console/probeResult';
 import type { L7mpListener, L7mpRouteBody, L7mpSpec } from '@/lib/model/l7mp';
+
+export type { ProbeResult };
 
 /** What to send through which listener. */
 export interface ProbeRequest {
@@ -19,20 +22,6 @@ export interface ProbeRequest {
   /** JSONSocket request header labels. */
   labels?: Record<string, string>;
   timeoutMs?: number;
-}
-
-export interface ProbeResult {
-  ok: boolean;
-  proxy: string;
-  listener: string;
-  protocol: string;
-  to: string;
-  from: string;
-  reply?: string;
-  latencyMs?: number;
-  /** The way the message is expected to go: listener, matching rule, route, clusters and endpoints. */
-  path: string[];
-  error?: string;
 }
 
 /** Thrown for a request that names no listener, or one that is ambiguous. */

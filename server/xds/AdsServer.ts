@@ -90,6 +90,9 @@ const SHORT: Record<XdsTypeUrl, 'LDS' | 'RDS' | 'CDS' | 'EDS'> = {
 
 const WILDCARD_TYPES = new Set<string>([TypeUrls.listener, TypeUrls.cluster]);
 
+/** Streams written per event-loop turn after a publish (see AdsServer.drain). */
+const DRAIN_CHUNK = 64;
+
 interface Node {
   id?: string;
   cluster?: string;
@@ -158,8 +161,37 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
   private readonly cache: SnapshotCache;
   private readonly log: { info: (m: string) => void; warn: (m: string) => void };
   private tls = false;
+  /** Streams with types to send after a publish, in the order they were announced. */
+  private readonly pending = new Map<StreamCtx, Set<XdsTypeUrl>>();
+  private drainScheduled: NodeJS.Immediate | undefined;
+
   private readonly onChange = (nodeId: string, _snap: NodeSnapshot | undefined, changed: XdsTypeUrl[]) => {
-    for (const s of this.byNode.get(nodeId) ?? []) for (const t of changed) s.send(t);
+    for (const s of this.byNode.get(nodeId) ?? []) {
+      const types = this.pending.get(s);
+      if (types) for (const t of changed) types.add(t);
+      else this.pending.set(s, new Set(changed));
+    }
+    this.drainScheduled ??= setImmediate(this.drain);
+  };
+
+  /**
+   * Sends what a publish changed, DRAIN_CHUNK streams per event-loop turn. grpc-js hands a write to
+   * the socket only once the current turn ends, so writing 2,000 streams in one turn would hold every
+   * byte back until the last response is queued; in chunks the first proxies receive theirs (and ACK)
+   * while later ones are still being written, which on two cores overlaps the server with its clients.
+   * Each send reads the latest published snapshot, so a stream queued twice still gets one response.
+   */
+  private readonly drain = () => {
+    this.drainScheduled = undefined;
+    let n = 0;
+    for (const [s, types] of this.pending) {
+      if (n++ >= DRAIN_CHUNK) {
+        this.drainScheduled = setImmediate(this.drain);
+        return;
+      }
+      this.pending.delete(s);
+      for (const t of XDS_TYPE_URLS) if (types.has(t)) s.send(t);
+    }
   };
 
   constructor(options: AdsServerOptions) {
@@ -216,6 +248,9 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
     this.server = undefined;
     for (const fn of this.stopHooks.splice(0)) fn();
     this.cache.off('change', this.onChange);
+    if (this.drainScheduled) clearImmediate(this.drainScheduled);
+    this.drainScheduled = undefined;
+    this.pending.clear();
     for (const s of [...this.streams.values()]) s.close();
     await new Promise<void>((resolve) => {
       const t = setTimeout(() => {
@@ -348,6 +383,7 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
       if (gone) return;
       gone = true;
       this.streams.delete(id);
+      this.pending.delete(s);
       const set = this.byNode.get(s.record.nodeId);
       set?.delete(s);
       if (set && set.size === 0) this.byNode.delete(s.record.nodeId);

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { decodeResource, encodeResource, ResourceEncodeError, TypeUrls } from './envoyProtos';
-import { SnapshotCache, SnapshotConsistencyError } from './SnapshotCache';
+import { deepFreeze, SnapshotCache, SnapshotConsistencyError } from './SnapshotCache';
 import { applyRendered, snapshotFromRendered } from './snapshotFromRendered';
 import { demoSnapshot } from './testing/demoSnapshot';
 
@@ -99,32 +99,55 @@ describe('SnapshotCache', () => {
     cache.close();
   });
 
-  it('caps the coalescing window under a steady stream of updates (fake clock)', () => {
+  it('publishes a lone change at the end of the turn and caps a burst that follows (fake clock)', () => {
     vi.useFakeTimers();
     try {
       const cache = new SnapshotCache({ coalesceMs: 10, maxDelayMs: 50 });
       const at: number[] = [];
       const t0 = Date.now();
       cache.on('change', () => at.push(Date.now() - t0));
-      // An update every 5 ms never leaves a 10 ms quiet period: publishing is driven by the 50 ms cap.
-      for (let i = 1; i <= 30; i++) {
-        cache.setSnapshot('ns/p', snap(i));
+      // The first update after a quiet period waits for no timer: it goes out with this turn.
+      cache.setSnapshot('ns/p', snap(1));
+      expect(at).toEqual([]); // not synchronously: everything staged in this turn joins it
+      vi.advanceTimersByTime(0);
+      expect(at).toEqual([0]);
+      // An update every 5 ms after it never leaves a 10 ms quiet period: the 50 ms cap drives publishing.
+      for (let i = 2; i <= 31; i++) {
         vi.advanceTimersByTime(5);
+        cache.setSnapshot('ns/p', snap(i));
       }
-      expect(at).toEqual([50, 100, 150]);
-      // A single update is published after the 10 ms quiet period.
+      expect(at).toEqual([0, 55, 105]);
+      // Quiet again: the next lone update is published at once, and a second one 3 ms later waits
+      // for the 10 ms quiet period.
       vi.advanceTimersByTime(100);
       at.length = 0;
       const t1 = Date.now() - t0;
       cache.setSnapshot('ns/p', snap(77));
+      vi.advanceTimersByTime(3);
+      expect(at).toEqual([t1]);
+      cache.setSnapshot('ns/p', snap(78));
       vi.advanceTimersByTime(9);
-      expect(at).toEqual([]);
+      expect(at).toEqual([t1]);
       vi.advanceTimersByTime(1);
-      expect(at).toEqual([t1 + 10]);
+      expect(at).toEqual([t1, t1 + 13]);
       cache.close();
     } finally {
       vi.useRealTimers();
     }
+  });
+
+  it('checks a frozen input shared by many nodes once, and still refuses an inconsistent one', () => {
+    const cache = new SnapshotCache();
+    const shared = deepFreeze(snap(80));
+    for (let i = 0; i < 50; i++) cache.setSnapshot(`ns/p-${i}`, shared);
+    const bad = snap(80);
+    bad.routes = [];
+    const frozenBad = deepFreeze(bad);
+    for (let i = 0; i < 2; i++)
+      expect(() => cache.setSnapshot(`ns/p-${i}`, frozenBad)).toThrow(SnapshotConsistencyError);
+    cache.flush();
+    expect(cache.getSnapshot('ns/p-0')!.types[TypeUrls.route].resources.size).toBe(1);
+    cache.close();
   });
 
   it('refuses an inconsistent snapshot listing the dangling names, and keeps the previous one', async () => {

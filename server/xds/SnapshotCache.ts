@@ -7,8 +7,11 @@
  *   shared by every node and stream that serves it (note pitfall 8).
  * - `setSnapshot` validates (encoding with the strict field check + cross-reference consistency) and
  *   throws on failure, leaving the previous snapshot in place. Accepted snapshots are staged and
- *   published in bursts: a flush runs `coalesceMs` after the last call, and at most `maxDelayMs` after
- *   the first unpublished one. Only nodes whose versions changed are announced ('change').
+ *   published in bursts: a change that arrives when nothing was published for `coalesceMs` goes out
+ *   at the end of the current event-loop turn (with everything else staged in that turn: one render
+ *   for 2,000 proxies is one flush), so a lone edit waits for no timer; changes that follow within
+ *   `coalesceMs` of a flush are a burst: published once it has been quiet for `coalesceMs`, and at
+ *   most `maxDelayMs` after its first change. Only nodes whose versions changed are announced ('change').
  */
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
@@ -111,6 +114,11 @@ export function resourceName(typeUrl: string, r: XdsResource): string {
   return n;
 }
 
+/** A frozen input whose lists are frozen too (deepFreeze's result): safe to remember by identity. */
+function isDeepFrozenInput(input: SnapshotInput): boolean {
+  return Object.isFrozen(input) && Object.values(input).every((list) => Object.isFrozen(list));
+}
+
 export function deepFreeze<T>(o: T): T {
   if (o && typeof o === 'object' && !Object.isFrozen(o)) {
     Object.freeze(o);
@@ -170,8 +178,15 @@ export class SnapshotCache extends EventEmitter<{
   /** typeUrl + content hash -> encoded bytes, reference-counted by published+staged snapshots. */
   private readonly encoded = new Map<string, EncodedEntry>();
   private timer: NodeJS.Timeout | undefined;
+  /** A leading flush due at the end of this event-loop turn (see stage). */
+  private immediate: NodeJS.Immediate | undefined;
+  private lastFlushAt = -Infinity;
   private firstStagedAt = 0;
   private lastStagedAt = 0;
+  /** The encoded-entry keys a type snapshot holds (released with it), computed once per snapshot. */
+  private readonly typeKeys = new WeakMap<TypeSnapshot, string[]>();
+  /** Frozen inputs already validated: one render shared by many nodes is checked once. */
+  private readonly consistent = new WeakSet<SnapshotInput>();
   /** Per-type results of frozen input lists, so one render shared by many nodes is hashed once. */
   private readonly typeMemo = new WeakMap<readonly XdsResource[], { keys: string[]; type: TypeSnapshot }>();
   private readonly coalesceMs: number;
@@ -201,6 +216,15 @@ export class SnapshotCache extends EventEmitter<{
    * shared by many proxies) lets their content hashes be remembered instead of recomputed.
    */
   setSnapshot(nodeId: string, input: SnapshotInput): Record<XdsTypeUrl, string> {
+    if (!this.consistent.has(input)) this.checkConsistency(nodeId, input);
+    const types = this.encodeTypes(input);
+    const snap: NodeSnapshot = Object.freeze({ nodeId, publishedAt: 0, types: Object.freeze(types) });
+    this.stage(nodeId, snap);
+    return Object.fromEntries(XDS_TYPE_URLS.map((t) => [t, types[t].version])) as Record<XdsTypeUrl, string>;
+  }
+
+  /** Every RDS/EDS name referenced by LDS/CDS exists and no name repeats; throws otherwise. */
+  private checkConsistency(nodeId: string, input: SnapshotInput): void {
     const duplicates: string[] = [];
     const names: Record<string, Set<string>> = {};
     for (const t of XDS_TYPE_URLS) {
@@ -225,8 +249,11 @@ export class SnapshotCache extends EventEmitter<{
     };
     if (dangling.routes.length || dangling.endpoints.length || duplicates.length)
       throw new SnapshotConsistencyError(nodeId, dangling);
+    if (isDeepFrozenInput(input)) this.consistent.add(input);
+  }
 
-    // Encode (or reuse) every resource; on failure release what was taken.
+  /** Encodes (or reuses) every resource of `input`, taking a reference on each; all or nothing. */
+  private encodeTypes(input: SnapshotInput): Record<XdsTypeUrl, TypeSnapshot> {
     const taken: string[] = [];
     const types = {} as Record<XdsTypeUrl, TypeSnapshot>;
     try {
@@ -264,15 +291,14 @@ export class SnapshotCache extends EventEmitter<{
         }
         parts.sort();
         types[t] = { version: hash(parts.join('\n')), resources };
+        this.typeKeys.set(types[t], keys);
         if (Object.isFrozen(list)) this.typeMemo.set(list, { keys, type: types[t] });
       }
     } catch (e) {
       this.release(taken);
       throw e;
     }
-    const snap: NodeSnapshot = Object.freeze({ nodeId, publishedAt: 0, types: Object.freeze(types) });
-    this.stage(nodeId, snap);
-    return Object.fromEntries(XDS_TYPE_URLS.map((t) => [t, types[t].version])) as Record<XdsTypeUrl, string>;
+    return types;
   }
 
   /** Removes a node's snapshot (published with the next flush). */
@@ -283,8 +309,8 @@ export class SnapshotCache extends EventEmitter<{
 
   /** Publishes everything staged now. */
   flush(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+    this.cancelTimer();
+    this.lastFlushAt = Date.now();
     const staged = [...this.staged];
     this.staged.clear();
     const now = Date.now();
@@ -305,7 +331,7 @@ export class SnapshotCache extends EventEmitter<{
 
   /** Resolves after the next flush (immediately when nothing is staged). */
   async settled(): Promise<void> {
-    while (this.timer) await new Promise((r) => setTimeout(r, this.coalesceMs));
+    while (this.timer || this.immediate) await new Promise((r) => setTimeout(r, this.coalesceMs));
   }
 
   /** Distinct encoded resources held. */
@@ -314,8 +340,13 @@ export class SnapshotCache extends EventEmitter<{
   }
 
   close(): void {
+    this.cancelTimer();
+  }
+
+  private cancelTimer(): void {
     if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+    if (this.immediate) clearImmediate(this.immediate);
+    this.timer = this.immediate = undefined;
   }
 
   private stage(nodeId: string, snap: NodeSnapshot | undefined): void {
@@ -325,9 +356,13 @@ export class SnapshotCache extends EventEmitter<{
     const now = Date.now();
     this.lastStagedAt = now;
     // One timer per burst, not one per call: a push to 2,000 nodes stages 2,000 snapshots.
-    if (this.timer) return;
+    if (this.timer || this.immediate) return;
     this.firstStagedAt = now;
-    this.arm(this.coalesceMs);
+    if (now - this.lastFlushAt >= this.coalesceMs) {
+      // Quiet until now: publish at the end of this turn instead of waiting for a burst that may not come.
+      this.immediate = setImmediate(() => this.flush());
+      this.immediate.unref?.();
+    } else this.arm(this.coalesceMs);
   }
 
   /** Flushes once the burst has been quiet for coalesceMs, or maxDelayMs after it began. */
@@ -343,10 +378,10 @@ export class SnapshotCache extends EventEmitter<{
   }
 
   private releaseSnapshot(snap: NodeSnapshot): void {
-    const keys: string[] = [];
-    for (const t of XDS_TYPE_URLS)
-      for (const r of snap.types[t].resources.values()) keys.push(`${t}|${r.hash}`);
-    this.release(keys);
+    for (const t of XDS_TYPE_URLS) {
+      const type = snap.types[t];
+      this.release(this.typeKeys.get(type) ?? [...type.resources.values()].map((r) => `${t}|${r.hash}`));
+    }
   }
 
   private release(keys: string[]): void {

@@ -34,6 +34,7 @@ export function xdsLiveState(s: ProxyStatus): ProxyXdsLiveState {
     peer: s.peer,
     protocol: s.protocol,
     connectedSince: s.connectedSince,
+    ...(s.certificate ? { certificate: s.certificate } : {}),
     types,
   };
 }

@@ -133,6 +133,10 @@ describe('ADS over mTLS with CertificateManager certificates', () => {
         5000,
       );
       expect(st.identity).toBe('ns1/pod-a');
+      // The record names the certificate it trusted: serial, expiry (in the future) and fingerprint.
+      expect(st.certificate?.serialNumber).toMatch(/^[0-9A-F]+$/);
+      expect(Date.parse(st.certificate!.validTo)).toBeGreaterThan(Date.now());
+      expect(st.certificate?.fingerprint256).toMatch(/^([0-9A-F]{2}:){31}[0-9A-F]{2}$/);
     } finally {
       c.close();
     }

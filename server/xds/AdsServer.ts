@@ -58,6 +58,8 @@ export interface ProxyRecord {
   peer: string;
   protocol: 'sotw' | 'delta';
   connectedSince: string;
+  /** The client certificate the identity was read from (TLS only). */
+  certificate?: { serialNumber: string; validTo: string; fingerprint256: string };
   types: Partial<Record<XdsTypeUrl, TypeSyncState>>;
 }
 
@@ -347,6 +349,11 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
           details: `node id ${JSON.stringify(nodeId)} does not match the client certificate (${certIdentity})`,
         };
       identity = certIdentity;
+      s.record.certificate = {
+        serialNumber: cert!.serialNumber,
+        validTo: new Date(cert!.valid_to).toISOString(),
+        fingerprint256: cert!.fingerprint256,
+      };
     }
     s.record.nodeId = nodeId;
     s.record.identity = identity;

@@ -100,6 +100,8 @@ interface Node {
   cluster?: string;
 }
 
+type ErrorDetail = { code?: number; message?: string } | null | undefined;
+
 interface DiscoveryRequest {
   version_info?: string;
   node?: Node | null;
@@ -147,6 +149,8 @@ interface StreamCtx {
   record: ProxyRecord;
   types: Map<XdsTypeUrl, TypeState>;
   nonce: number;
+  /** Refused at admission: nothing more is read or sent. */
+  refused: boolean;
   send: (typeUrl: XdsTypeUrl) => void;
   close: () => void;
 }
@@ -379,6 +383,7 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
       },
       types: new Map(),
       nonce: 0,
+      refused: false,
       send: () => {},
       close: () => {
         if (!call.writableEnded) call.end();
@@ -411,14 +416,50 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
     call.emit('error', Object.assign(new Error(err.details), err));
   }
 
+  /** Admits a stream on its first request; false once it is refused (and its call failed). */
+  private admitted(
+    call: grpc.ServerDuplexStream<unknown, unknown>,
+    s: StreamCtx,
+    node: Node | null | undefined,
+  ) {
+    if (s.refused) return false;
+    if (s.record.nodeId) return true;
+    const err = this.admit(call, s, node);
+    if (!err) return true;
+    s.refused = true;
+    this.fail(call, err);
+    return false;
+  }
+
+  /** Records the ACK or NACK (by `error_detail`, never by version) of the response last sent for a type. */
+  private recordReply(s: StreamCtx, typeUrl: XdsTypeUrl, st: TypeState, nonce: string, error: ErrorDetail) {
+    st.awaiting = false;
+    if (error) {
+      st.lastNack = {
+        version: st.lastSentVersion ?? '',
+        nonce,
+        errorDetail: { code: error.code ?? 0, message: error.message ?? '' },
+        at: new Date().toISOString(),
+      };
+      // SotW: the key of the rejected content; delta: clientVersions keeps the rejected versions. Either
+      // way it is not resent, and a changed one is.
+      st.nackedKey = st.lastSentKey;
+      this.log.warn(
+        `xDS: ${s.record.nodeId} NACKed ${SHORT[typeUrl]} ${st.lastSentVersion}: ${error.message}`,
+      );
+    } else {
+      st.lastAckedVersion = st.lastSentVersion;
+    }
+    this.emitStatus(s);
+  }
+
   // ---- state of the world ----
 
   private sotw(call: grpc.ServerDuplexStream<DiscoveryRequest, unknown>): void {
     const s = this.newStream(call, 'sotw');
-    let refused = false;
     s.send = (typeUrl) => {
       const st = s.types.get(typeUrl);
-      if (!st || refused || call.writableEnded) return;
+      if (!st || s.refused || call.writableEnded) return;
       const snap = this.cache.getSnapshot(s.record.nodeId);
       if (!snap) return;
       const ts = snap.types[typeUrl];
@@ -440,15 +481,7 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
       this.emitStatus(s);
     };
     call.on('data', (req: DiscoveryRequest) => {
-      if (refused) return;
-      if (!s.record.nodeId) {
-        const err = this.admit(call, s, req.node);
-        if (err) {
-          refused = true;
-          this.fail(call, err);
-          return;
-        }
-      }
+      if (!this.admitted(call, s, req.node)) return;
       const typeUrl = req.type_url as XdsTypeUrl;
       if (!XDS_TYPE_URLS.includes(typeUrl)) {
         this.log.warn(`xDS: ${s.record.nodeId} asked for unsupported type ${req.type_url}`);
@@ -471,24 +504,7 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
         namesChanged = !sameNames(st.names, names);
         st.names = names;
       }
-      if (nonce && nonce === st.lastSentNonce) {
-        st.awaiting = false;
-        if (req.error_detail) {
-          st.lastNack = {
-            version: st.lastSentVersion ?? '',
-            nonce,
-            errorDetail: { code: req.error_detail.code ?? 0, message: req.error_detail.message ?? '' },
-            at: new Date().toISOString(),
-          };
-          st.nackedKey = st.lastSentKey;
-          this.log.warn(
-            `xDS: ${s.record.nodeId} NACKed ${SHORT[typeUrl]} ${st.lastSentVersion}: ${req.error_detail.message}`,
-          );
-        } else {
-          st.lastAckedVersion = st.lastSentVersion;
-        }
-        this.emitStatus(s);
-      }
+      if (nonce && nonce === st.lastSentNonce) this.recordReply(s, typeUrl, st, nonce, req.error_detail);
       // A new subscription (or a request without a nonce: a fresh or restarted one) always gets an
       // answer; otherwise only content not sent yet goes out (after an ACK/NACK nothing, or what
       // changed meanwhile).
@@ -501,10 +517,9 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
 
   private delta(call: grpc.ServerDuplexStream<DeltaDiscoveryRequest, unknown>): void {
     const s = this.newStream(call, 'delta');
-    let refused = false;
     s.send = (typeUrl) => {
       const st = s.types.get(typeUrl);
-      if (!st || refused || call.writableEnded || st.awaiting) return;
+      if (!st || s.refused || call.writableEnded || st.awaiting) return;
       const snap = this.cache.getSnapshot(s.record.nodeId);
       if (!snap) return;
       const ts = snap.types[typeUrl];
@@ -539,15 +554,7 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
       this.emitStatus(s);
     };
     call.on('data', (req: DeltaDiscoveryRequest) => {
-      if (refused) return;
-      if (!s.record.nodeId) {
-        const err = this.admit(call, s, req.node);
-        if (err) {
-          refused = true;
-          this.fail(call, err);
-          return;
-        }
-      }
+      if (!this.admitted(call, s, req.node)) return;
       const typeUrl = req.type_url as XdsTypeUrl;
       if (!XDS_TYPE_URLS.includes(typeUrl)) return;
       let st = s.types.get(typeUrl);
@@ -568,22 +575,7 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
         }
       }
       const nonce = req.response_nonce ?? '';
-      if (nonce && nonce === st.lastSentNonce) {
-        st.awaiting = false;
-        if (req.error_detail) {
-          st.lastNack = {
-            version: st.lastSentVersion ?? '',
-            nonce,
-            errorDetail: { code: req.error_detail.code ?? 0, message: req.error_detail.message ?? '' },
-            at: new Date().toISOString(),
-          };
-          // clientVersions keeps the rejected versions, so they are not resent; a changed one is.
-          st.nackedKey = st.lastSentKey;
-        } else {
-          st.lastAckedVersion = st.lastSentVersion;
-        }
-        this.emitStatus(s);
-      }
+      if (nonce && nonce === st.lastSentNonce) this.recordReply(s, typeUrl, st, nonce, req.error_detail);
       s.send(typeUrl);
     });
   }

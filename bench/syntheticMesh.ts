@@ -1,3 +1,5 @@
+import { Document } from 'yaml';
+import type { DraftDoc } from '../lib/console/draftDoc';
 import type { EndpointSlice, Pod, Service } from '../lib/model/kube';
 import type { Route, Target, VirtualService } from '../lib/model/resources';
 import { emptySnapshot, type Snapshot } from '../lib/model/snapshot';
@@ -97,4 +99,27 @@ export function backendSlice(i: number, count: number, shift: number): EndpointS
 
 function ip(a: number, n: number): string {
   return `10.${a}.${Math.floor(n / 256) % 256}.${n % 256}`;
+}
+
+/**
+ * The synthetic mesh as a console draft: one file per group (VirtualService, Route, Target, Service,
+ * EndpointSlice) and the proxy pods in pods.yaml; the canvas draws about 5 nodes per group plus the
+ * proxies (bench/ui.ts, e2e/console-large.spec.ts).
+ */
+export function syntheticDraft(groups: number, proxies = 10): DraftDoc {
+  const snap = syntheticMesh({ services: groups, endpoints: groups * 2, proxies });
+  const yaml = (o: unknown) => new Document(o).toString({ lineWidth: 0 });
+  const files: Record<string, string> = {};
+  for (let i = 0; i < groups; i++)
+    files[`mesh-${i}.yaml`] = [
+      snap.virtualServices[i],
+      snap.routes[i],
+      snap.targets[i],
+      snap.services[i],
+      snap.endpointSlices[i],
+    ]
+      .map(yaml)
+      .join('---\n');
+  files['pods.yaml'] = snap.pods.map(yaml).join('---\n');
+  return { files, layout: {} };
 }

@@ -3,6 +3,7 @@
  * object. Figures, never assertions; not part of `npm test`.
  *
  *   node --import tsx bench/ui.ts [--url http://127.0.0.1:3100] [--token e2e-token] [--sizes 500,1000,5000]
+ *     [--p8-max 1000] [--shots test-results]
  *
  * Without --url it starts scripts/e2e-server.sh (needs `next build`; port $E2E_PORT or 3100) and stops
  * it at the end. Each mesh is the synthetic mesh of bench/syntheticMesh.ts (VirtualService -> Route ->
@@ -12,21 +13,27 @@
  * Per size:
  * - P7 firstNodesMs: navigation start -> the first graph node in the DOM (draft fetched, engine run,
  *   React Flow rendered; nodes wait in a column until ELK places them).
- * - P7 layoutMs: the canvas saying "Laying out N nodes…" -> that status cleared (ELK in its worker).
- * - P7 laidOutMs: navigation start -> layout applied.
+ * - P7 layoutMs: the canvas saying "Laying out N nodes…" (N > 0: the draft's graph, not the empty
+ *   one shown while the draft loads) -> that status cleared (ELK in its worker).
+ * - P7 laidOutMs: navigation start -> layout applied: the first view. Above 1,500 nodes the canvas
+ *   starts grouped (namespace, then service), so this is the grouped view's; `grouped` says so.
+ * - P7 expandMs (grouped only): a click on a collapsed group -> its frame and members laid out.
  * - P7 pan: requestAnimationFrame callbacks counted during a scripted mouse-drag pan of the pane;
  *   fps = frames / seconds, plus the longest gap between frames.
- * - P8 editToMarkerMs: a form edit that makes a Route's destination dangle -> the error badge on its
- *   node (the same compilation feeds the markers, the list and the preview), and the edit back -> the
- *   badge gone. Timed inside the page, from the input event to the DOM change.
+ * - P8 editToMarkerMs (sizes up to --p8-max): a form edit that makes a Route's destination dangle ->
+ *   the error badge on its node (the same compilation feeds the markers, the list and the preview),
+ *   and the edit back -> the badge gone. Timed inside the page, from the input event to the DOM change.
+ *
+ * The first full run (before these figures) hung at 5,000 nodes: ELK's default layered options
+ * (thoroughness 7, greedy switch, orthogonal edge routing) did not finish within 300 s on a graph
+ * that size; the canvas now groups it, and lays out with cheaper options (components/console/layoutGraph.ts).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { chromium, type Page } from '@playwright/test';
-import { Document } from 'yaml';
 import { compileDraft } from '../lib/console/compileDraft';
 import type { DraftDoc } from '../lib/console/draftDoc';
-import { syntheticMesh } from './syntheticMesh';
+import { syntheticDraft } from './syntheticMesh';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
@@ -37,24 +44,10 @@ const sizes = (arg('sizes') ?? '500,1000,5000').split(',').map(Number);
 const token = arg('token') ?? 'e2e-token';
 const PROXIES = 10;
 const EDITS = 5;
+const P8_MAX = Number(arg('p8-max') ?? 1000);
+const SHOTS = arg('shots');
 
-function draftOf(groups: number): DraftDoc {
-  const snap = syntheticMesh({ services: groups, endpoints: groups * 2, proxies: PROXIES });
-  const yaml = (o: unknown) => new Document(o).toString({ lineWidth: 0 });
-  const files: Record<string, string> = {};
-  for (let i = 0; i < groups; i++)
-    files[`mesh-${i}.yaml`] = [
-      snap.virtualServices[i],
-      snap.routes[i],
-      snap.targets[i],
-      snap.services[i],
-      snap.endpointSlices[i],
-    ]
-      .map(yaml)
-      .join('---\n');
-  files['pods.yaml'] = snap.pods.map(yaml).join('---\n');
-  return { files, layout: {} };
-}
+const draftOf = (groups: number): DraftDoc => syntheticDraft(groups, PROXIES);
 
 /** Graph nodes per group, measured on a small draft (the graph is linear in the groups). */
 function nodesPerGroup(): number {
@@ -92,7 +85,11 @@ const OBSERVER = () => {
     if (ui.firstNodes === undefined && document.querySelector('.react-flow__node'))
       ui.firstNodes = performance.now();
     const status = document.querySelector('.canvas__status')?.textContent ?? '';
-    if (status.startsWith('Laying out') && ui.layoutStart === undefined) ui.layoutStart = performance.now();
+    const laying = /^Laying out (\d+)/.exec(status);
+    if (laying && Number(laying[1]) > 0 && ui.layoutStart === undefined) {
+      ui.layoutStart = performance.now();
+      ui.layoutNodes = Number(laying[1]);
+    }
     if (ui.layoutStart !== undefined && ui.laidOut === undefined && status === '')
       ui.laidOut = performance.now();
   };
@@ -154,6 +151,29 @@ async function pan(page: Page): Promise<{ fps: number; maxFrameGapMs: number; fr
     frames: frames.length,
     ms: Math.round(ms),
   };
+}
+
+/** Clicks a collapsed group in the page and times until its frame is there and laid out. */
+async function expandGroup(page: Page): Promise<{ group: string; members: number; expandMs: number }> {
+  return page.evaluate(
+    () =>
+      new Promise<{ group: string; members: number; expandMs: number }>((resolve, reject) => {
+        const node = document.querySelector<HTMLElement>('.react-flow__node-meshGroup');
+        const id = node?.getAttribute('data-id');
+        if (!node || !id) return reject(new Error('no collapsed group on the canvas'));
+        const members = Number(node.querySelector('[data-members]')?.getAttribute('data-members'));
+        const t0 = performance.now();
+        node.dispatchEvent(new MouseEvent('click', { bubbles: true, clientX: 1, clientY: 1 }));
+        const poll = () => {
+          const frame = document.querySelector(`[data-testid="group-frame-${CSS.escape(id)}"]`);
+          const status = document.querySelector('.canvas__status')?.textContent ?? '';
+          if (frame && status === '') resolve({ group: id, members, expandMs: performance.now() - t0 });
+          else if (performance.now() - t0 > 60_000) reject(new Error(`group ${id} did not expand`));
+          else requestAnimationFrame(poll);
+        };
+        requestAnimationFrame(poll);
+      }),
+  );
 }
 
 /** Sets the Inspector's destination field in the page and waits for the node's error count to match. */
@@ -231,33 +251,50 @@ async function main() {
       const ui = await page.evaluate(() => (window as unknown as { __ui: Record<string, number> }).__ui);
       const nodes = await page.locator('.react-flow__node').count();
       const edges = await page.locator('.react-flow__edge').count();
+      const summary = await page.getByTestId('group-summary').textContent();
+      const groupNodes = await page.locator('.react-flow__node-meshGroup').count();
       await page.waitForTimeout(500);
+      if (SHOTS) await page.screenshot({ path: `${SHOTS}/bench-ui-${n}.png` });
       const panned = await pan(page);
-      await page.waitForSelector('[data-field-path="spec.destination"] input[type="text"]');
-      const original = await page.inputValue('[data-field-path="spec.destination"] input[type="text"]');
-      const toMarker: number[] = [];
-      const back: number[] = [];
-      for (let k = 0; k < EDITS; k++) {
-        toMarker.push(await editToMarker(page, route, `${original}-nope`, true));
-        back.push(await editToMarker(page, route, original, false));
+      let expand: Awaited<ReturnType<typeof expandGroup>> | undefined;
+      if (groupNodes > 0) {
+        expand = await expandGroup(page);
+        expand.expandMs = Math.round(expand.expandMs);
+        await page.waitForTimeout(500);
+        if (SHOTS) await page.screenshot({ path: `${SHOTS}/bench-ui-${n}-expanded.png` });
+      }
+      let p8: Record<string, unknown> | undefined;
+      if (n <= P8_MAX) {
+        await page.waitForSelector('[data-field-path="spec.destination"] input[type="text"]');
+        const original = await page.inputValue('[data-field-path="spec.destination"] input[type="text"]');
+        const toMarker: number[] = [];
+        const back: number[] = [];
+        for (let k = 0; k < EDITS; k++) {
+          toMarker.push(await editToMarker(page, route, `${original}-nope`, true));
+          back.push(await editToMarker(page, route, original, false));
+        }
+        p8 = {
+          objects: groups * 5 + PROXIES,
+          editToMarkerMs: { median: median(toMarker), all: toMarker.map(Math.round) },
+          fixToMarkerGoneMs: { median: median(back), all: back.map(Math.round) },
+        };
       }
       const result = {
         requestedNodes: n,
         groups,
-        nodes,
-        edges,
+        graphNodes: Math.round(groups * perGroup + PROXIES),
+        canvas: { summary, grouped: groupNodes > 0, flowNodes: nodes, groupNodes, flowEdges: edges },
         draftBytes: JSON.stringify(draftOf(groups)).length,
         saveDraftMs: Math.round(saveMs),
         p7: {
           firstNodesMs: Math.round(ui.firstNodes!),
           layoutMs: Math.round(ui.laidOut! - ui.layoutStart!),
+          layoutNodes: ui.layoutNodes,
           laidOutMs: Math.round(ui.laidOut!),
           pan: panned,
+          ...(expand ? { expand } : {}),
         },
-        p8: {
-          editToMarkerMs: { median: median(toMarker), all: toMarker.map(Math.round) },
-          fixToMarkerGoneMs: { median: median(back), all: back.map(Math.round) },
-        },
+        ...(p8 ? { p8 } : {}),
       };
       results.push(result);
       // Progress, in case a bigger mesh does not finish.

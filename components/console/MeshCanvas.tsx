@@ -8,19 +8,58 @@ import {
   MarkerType,
   MiniMap,
   type NodeChange,
+  Panel,
   ReactFlow,
   ReactFlowProvider,
   useReactFlow,
 } from '@xyflow/react';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { DraftDoc } from '@/lib/console/draftDoc';
+import type { FieldPath } from '@/lib/console/fieldPath';
+import {
+  type Box,
+  GROUP_ABOVE,
+  groupedView,
+  groupGraph,
+  type Grouping,
+  groupSubgraph,
+  overviewGraph,
+  placeExpanded,
+  type ViewEdge,
+} from '@/lib/console/groupGraph';
 import type { GraphEdge, MeshGraph } from '@/lib/console/meshGraph';
 import type { MeshLiveState } from '@/server/controlPlane/liveState';
-import { layoutGraph, NODE_HEIGHT, NODE_WIDTH, type Positions } from './layoutGraph';
-import { type MeshFlowNode, MeshNode } from './MeshNode';
+import {
+  GROUP_HEIGHT,
+  GROUP_WIDTH,
+  layoutGraph,
+  NODE_HEIGHT,
+  NODE_WIDTH,
+  type Positions,
+} from './layoutGraph';
+import {
+  GroupFrameNode,
+  type GroupFrameFlowNode,
+  type MeshFlowNode,
+  MeshGroupNode,
+  type MeshGroupFlowNode,
+  MeshNode,
+} from './MeshNode';
 import { nodeLive } from './nodeLive';
 
-const nodeTypes = { mesh: MeshNode };
+const nodeTypes = { mesh: MeshNode, meshGroup: MeshGroupNode, groupFrame: GroupFrameNode };
+
+type CanvasNode = MeshFlowNode | MeshGroupFlowNode | GroupFrameFlowNode;
+
+/** Space around an expanded group's members inside its frame, and the frame's title row. */
+const FRAME_PAD = 16;
+const FRAME_HEADER = 34;
+
+interface Laid {
+  hash: string;
+  positions: Positions;
+  frames: Record<string, Box>;
+}
 
 export interface MeshCanvasProps {
   graph: MeshGraph;
@@ -33,6 +72,8 @@ export interface MeshCanvasProps {
   onMove(positions: Record<string, { x: number; y: number }>): void;
   onConnect(source: string, target: string, chain?: 'ingress' | 'egress'): void;
   onDelete(ids: string[]): void;
+  /** The references of the selected edges are to go (Delete/Backspace on a selected edge). */
+  onDeleteEdges?(refs: { key: string; path: FieldPath }[]): void;
 }
 
 /** The mesh graph on a React Flow canvas; React Flow only renders, the graph and layout come from outside. */
@@ -55,12 +96,35 @@ function Canvas({
   onMove,
   onConnect,
   onDelete,
+  onDeleteEdges,
 }: MeshCanvasProps) {
   const rf = useReactFlow();
-  const [auto, setAuto] = useState<{ hash: string; positions: Positions } | undefined>();
+  const [auto, setAuto] = useState<Laid | undefined>();
   const [layoutError, setLayoutError] = useState<{ hash: string; message: string } | undefined>();
   const fitted = useRef<string | undefined>(undefined);
-  const { hash, positions } = useMemo(() => layoutGraph(graph), [graph]);
+
+  // Large meshes start grouped; the panel on the canvas switches either way.
+  const [groupMode, setGroupMode] = useState<'auto' | 'on' | 'off'>('auto');
+  const grouped = groupMode === 'on' || (groupMode === 'auto' && graph.nodes.length > GROUP_ABOVE);
+  const grouping = useMemo(() => (grouped ? groupGraph(graph) : undefined), [graph, grouped]);
+  const [expanded, setExpanded] = useState<ReadonlySet<string>>(() => new Set());
+  // The selected node's group opens with it (a deep link, a diagnostic picked in the list).
+  const open = useMemo(() => {
+    const g = selectedId ? grouping?.groupOf[selectedId] : undefined;
+    const known = new Set(grouping?.groups.map((x) => x.id));
+    const out = new Set([...expanded].filter((id) => known.has(id)));
+    if (g) out.add(g);
+    return out;
+  }, [expanded, grouping, selectedId]);
+  const view = useMemo(
+    () => (grouping ? groupedView(graph, grouping, open) : undefined),
+    [graph, grouping, open],
+  );
+
+  const { hash, positions } = useMemo(
+    () => (grouping ? groupedLayout(graph, grouping, open) : flatLayout(graph)),
+    [graph, grouping, open],
+  );
   const failed = layoutError?.hash === hash ? layoutError.message : undefined;
   const busy = auto?.hash !== hash && !failed;
 
@@ -68,7 +132,7 @@ function Canvas({
     let cancelled = false;
     positions.then(
       (p) => {
-        if (!cancelled) setAuto({ hash, positions: p });
+        if (!cancelled) setAuto({ hash, ...p });
       },
       (e: Error) => {
         if (!cancelled) setLayoutError({ hash, message: e.message });
@@ -79,13 +143,23 @@ function Canvas({
     };
   }, [hash, positions]);
 
-  const built = useMemo((): MeshFlowNode[] => {
+  const collapse = useCallback(
+    (id: string) => {
+      setExpanded((s) => new Set([...s].filter((x) => x !== id)));
+      // A selected member would keep its group open.
+      if (selectedId && grouping?.groupOf[selectedId] === id) onSelect(undefined);
+    },
+    [grouping, selectedId, onSelect],
+  );
+
+  const built = useMemo((): CanvasNode[] => {
     const autoPos = auto?.positions ?? {};
-    return graph.nodes.map((n, i) => ({
+    const meshNode = (n: MeshGraph['nodes'][number], i: number, manual: boolean): MeshFlowNode => ({
       id: n.id,
       type: 'mesh',
       // Manual positions (the draft's layout) win over ELK's; new nodes wait in a column meanwhile.
-      position: layout[n.id] ?? autoPos[n.id] ?? { x: -NODE_WIDTH * 1.5, y: i * (NODE_HEIGHT + 16) },
+      position: (manual ? layout[n.id] : undefined) ??
+        autoPos[n.id] ?? { x: -NODE_WIDTH * 1.5, y: i * (NODE_HEIGHT + 16) },
       data: { node: n, live: nodeLive(n, live) },
       width: NODE_WIDTH,
       height: NODE_HEIGHT,
@@ -95,18 +169,65 @@ function Canvas({
       measured: { width: NODE_WIDTH, height: NODE_HEIGHT },
       selected: n.id === selectedId,
       deletable: !!n.object && !n.generated && n.kind !== 'Proxy',
-    }));
-  }, [graph, auto, layout, live, selectedId]);
+      zIndex: 1,
+    });
+    if (!view) return graph.nodes.map((n, i) => meshNode(n, i, true));
+    const frames = auto?.frames ?? {};
+    const out: CanvasNode[] = [];
+    // Frames first: they are drawn behind their members.
+    for (const g of view.expanded) {
+      const f = frames[g.id];
+      if (!f) continue;
+      out.push({
+        id: g.id,
+        type: 'groupFrame',
+        position: { x: f.x, y: f.y },
+        data: { group: g, onCollapse: collapse },
+        width: f.width,
+        height: f.height,
+        measured: { width: f.width, height: f.height },
+        selectable: false,
+        draggable: false,
+        connectable: false,
+        deletable: false,
+        focusable: false,
+        style: { pointerEvents: 'none' },
+        zIndex: 0,
+      });
+    }
+    view.collapsed.forEach((g, i) =>
+      out.push({
+        id: g.id,
+        type: 'meshGroup',
+        position: autoPos[g.id] ?? { x: -GROUP_WIDTH * 1.5, y: i * (GROUP_HEIGHT + 16) },
+        data: { group: g },
+        width: GROUP_WIDTH,
+        height: GROUP_HEIGHT,
+        measured: { width: GROUP_WIDTH, height: GROUP_HEIGHT },
+        selectable: false,
+        connectable: false,
+        deletable: false,
+        zIndex: 1,
+      }),
+    );
+    // In the grouped view positions come from the group layouts; the draft's layout is the flat view's.
+    view.nodes.forEach((n, i) => out.push(meshNode(n, i, false)));
+    return out;
+  }, [graph, view, auto, layout, live, selectedId, collapse]);
 
   // Local node state takes drags between renders; a new graph, layout or overlay replaces it.
-  const [nodes, setNodes] = useState<MeshFlowNode[]>(built);
+  const [nodes, setNodes] = useState<CanvasNode[]>(built);
   const [shown, setShown] = useState(built);
   if (shown !== built) {
     setShown(built);
     setNodes(built);
   }
 
-  const edges = useMemo(() => graph.edges.map(toFlowEdge), [graph]);
+  const [selectedEdge, setSelectedEdge] = useState<string | undefined>();
+  const edges = useMemo(() => {
+    const list = view ? view.edges.map(toViewEdge) : graph.edges.map(toFlowEdge);
+    return selectedEdge ? list.map((e) => (e.id === selectedEdge ? { ...e, selected: true } : e)) : list;
+  }, [graph, view, selectedEdge]);
 
   // The viewport follows the layout: a requested node is centred once it has its final place;
   // otherwise a new layout (a structural edit re-lays out everything) is fitted to the canvas.
@@ -117,12 +238,15 @@ function Canvas({
   useEffect(() => {
     if (!auto || auto.hash !== hash || graph.nodes.length === 0) return;
     const id = pendingFocus.current;
-    const pos = id ? (layout[id] ?? auto.positions[id]) : undefined;
+    const frame = id ? auto.frames[id] : undefined;
+    const pos = id ? (frame ?? (grouping ? undefined : layout[id]) ?? auto.positions[id]) : undefined;
     requestAnimationFrame(() => {
       if (id && pos) {
         pendingFocus.current = undefined;
-        void rf.setCenter(pos.x + NODE_WIDTH / 2, pos.y + NODE_HEIGHT / 2, {
-          zoom: Math.max(rf.getZoom(), 0.9),
+        const w = frame?.width ?? NODE_WIDTH;
+        const h = frame?.height ?? NODE_HEIGHT;
+        void rf.setCenter(pos.x + w / 2, pos.y + h / 2, {
+          zoom: Math.max(Math.min(rf.getZoom(), 1), frame ? 0.6 : 0.9),
           duration: 300,
         });
       } else if (fitted.current !== auto.hash) {
@@ -146,25 +270,43 @@ function Canvas({
     };
   }, []);
 
-  const onNodesChange = useCallback((changes: NodeChange<MeshFlowNode>[]) => {
+  const onNodesChange = useCallback((changes: NodeChange<CanvasNode>[]) => {
     // Selection and deletion go through the console's own state and commands.
     const local = changes.filter((c) => c.type === 'position' || c.type === 'dimensions');
     if (local.length > 0) setNodes((ns) => applyNodeChanges(local, ns));
   }, []);
 
+  const shownCount = view ? view.nodes.length + view.collapsed.length : graph.nodes.length;
   return (
     <div className="canvas" data-testid="canvas">
-      <ReactFlow<MeshFlowNode, Edge>
+      <ReactFlow<CanvasNode, Edge>
         nodes={nodes}
         edges={edges}
         nodeTypes={nodeTypes}
         colorMode={theme}
         onNodesChange={onNodesChange}
-        onNodeClick={(_, n) => onSelect(n.id)}
-        onPaneClick={() => onSelect(undefined)}
-        onNodeDragStop={(_, _n, dragged) =>
-          onMove(Object.fromEntries(dragged.map((d) => [d.id, { x: d.position.x, y: d.position.y }])))
-        }
+        onNodeClick={(_, n) => {
+          setSelectedEdge(undefined);
+          if (n.type === 'meshGroup') {
+            pendingFocus.current = n.id;
+            setExpanded((s) => new Set([...s, n.id]));
+          } else if (n.type === 'mesh') onSelect(n.id);
+        }}
+        onEdgeClick={(_, e) => {
+          if (!e.selectable) return;
+          // One edge at a time, and no node with it: Delete must not take a node along.
+          setSelectedEdge(e.id);
+          onSelect(undefined);
+        }}
+        onPaneClick={() => {
+          setSelectedEdge(undefined);
+          onSelect(undefined);
+        }}
+        onNodeDragStop={(_, _n, dragged) => {
+          // The grouped view's positions are its own; the draft keeps the flat view's.
+          if (grouping) return;
+          onMove(Object.fromEntries(dragged.map((d) => [d.id, { x: d.position.x, y: d.position.y }])));
+        }}
         onConnect={(c) =>
           onConnect(
             c.source,
@@ -172,18 +314,54 @@ function Canvas({
             modifiers.current.alt ? 'egress' : modifiers.current.shift ? 'ingress' : undefined,
           )
         }
-        onBeforeDelete={async ({ nodes: gone }) => {
-          if (gone.length > 0) onDelete(gone.map((n) => n.id));
+        onBeforeDelete={async ({ nodes: gone, edges: cut }) => {
+          const objects = gone.filter((n) => n.type === 'mesh');
+          if (objects.length > 0) onDelete(objects.map((n) => n.id));
+          else {
+            // Edges of deleted nodes come along in `cut`; only a selected edge's reference goes.
+            const refs = cut
+              .filter((e) => e.selected)
+              .map((e) => (e.data as { ref?: { key: string; path: FieldPath } } | undefined)?.ref)
+              .filter((r) => r !== undefined);
+            if (refs.length > 0) {
+              setSelectedEdge(undefined);
+              onDeleteEdges?.(refs);
+            }
+          }
           return false;
         }}
         deleteKeyCode={['Delete', 'Backspace']}
-        minZoom={0.05}
+        minZoom={0.02}
         maxZoom={2}
         proOptions={{ hideAttribution: false }}
       >
         <Background gap={24} />
         <Controls showInteractive={false} />
         <MiniMap pannable zoomable nodeStrokeWidth={3} style={{ width: 150, height: 96 }} />
+        {graph.nodes.length > 0 ? (
+          <Panel position="top-right">
+            <div className="canvas__grouping" data-testid="grouping-panel">
+              <span data-testid="group-summary" style={{ color: 'var(--text-muted)', fontSize: 12 }}>
+                {view
+                  ? `${graph.nodes.length.toLocaleString('en')} nodes in ${grouping!.groups.length.toLocaleString('en')} groups`
+                  : `${graph.nodes.length.toLocaleString('en')} nodes`}
+              </span>{' '}
+              <button
+                type="button"
+                data-testid="group-toggle"
+                aria-pressed={grouped}
+                title={
+                  grouped
+                    ? 'Show every node (slow on large meshes)'
+                    : 'Fold the graph by namespace (and by service in a large namespace)'
+                }
+                onClick={() => setGroupMode(grouped ? 'off' : 'on')}
+              >
+                {grouped ? 'Show all nodes' : 'Group by namespace'}
+              </button>
+            </div>
+          </Panel>
+        ) : null}
       </ReactFlow>
       {graph.nodes.length === 0 ? (
         <div className="canvas__empty" data-testid="canvas-empty">
@@ -192,10 +370,73 @@ function Canvas({
         </div>
       ) : null}
       <div className="canvas__status" role="status" aria-live="polite">
-        {failed ? `Layout failed: ${failed}` : busy ? `Laying out ${graph.nodes.length} nodes…` : ''}
+        {failed ? `Layout failed: ${failed}` : busy ? `Laying out ${shownCount} nodes…` : ''}
       </div>
     </div>
   );
+}
+
+function flatLayout(graph: MeshGraph): { hash: string; positions: Promise<Omit<Laid, 'hash'>> } {
+  const { hash, positions } = layoutGraph(graph);
+  return { hash, positions: positions.then((p) => ({ positions: p, frames: {} })) };
+}
+
+/**
+ * The grouped view's layout: the overview (every group collapsed) and each expanded group's members
+ * on their own, each cached by its graph hash, then the expanded groups grown in place.
+ */
+function groupedLayout(
+  graph: MeshGraph,
+  grouping: Grouping,
+  open: ReadonlySet<string>,
+): { hash: string; positions: Promise<Omit<Laid, 'hash'>> } {
+  const overview = overviewGraph(graph, grouping);
+  const main = layoutGraph({
+    nodes: overview.nodes.map((n) =>
+      n.group ? { id: n.id, width: GROUP_WIDTH, height: GROUP_HEIGHT } : { id: n.id },
+    ),
+    edges: overview.edges,
+  });
+  const subs = [...open].sort().map((id) => ({ id, ...layoutGraph(groupSubgraph(graph, grouping, id)) }));
+  const isGroup = new Set(grouping.groups.map((g) => g.id));
+  const hash = [main.hash, ...subs.map((s) => `${s.id}:${s.hash}`)].join('|');
+  const positions = Promise.all([main.positions, ...subs.map((s) => s.positions)]).then(
+    ([overviewPos, ...local]) => {
+      const grow = subs.map((s, i) => {
+        const ps = Object.values(local[i]!);
+        const minX = Math.min(...ps.map((p) => p.x));
+        const minY = Math.min(...ps.map((p) => p.y));
+        const maxX = Math.max(...ps.map((p) => p.x + NODE_WIDTH));
+        const maxY = Math.max(...ps.map((p) => p.y + NODE_HEIGHT));
+        return {
+          id: s.id,
+          width: maxX - minX + 2 * FRAME_PAD,
+          height: maxY - minY + FRAME_PAD + FRAME_HEADER,
+          minX,
+          minY,
+        };
+      });
+      const placed = placeExpanded(
+        overviewPos!,
+        (id) =>
+          isGroup.has(id)
+            ? { width: GROUP_WIDTH, height: GROUP_HEIGHT }
+            : { width: NODE_WIDTH, height: NODE_HEIGHT },
+        grow,
+      );
+      grow.forEach((g, i) => {
+        const frame = placed.frames[g.id];
+        if (!frame) return;
+        for (const [id, p] of Object.entries(local[i]!))
+          placed.positions[id] = {
+            x: frame.x + FRAME_PAD + p.x - g.minX,
+            y: frame.y + FRAME_HEADER + p.y - g.minY,
+          };
+      });
+      return placed;
+    },
+  );
+  return { hash, positions };
 }
 
 const EDGE_CLASS: Record<GraphEdge['kind'], string> = {
@@ -208,6 +449,21 @@ const EDGE_CLASS: Record<GraphEdge['kind'], string> = {
   split: 'edge-split',
 };
 
+function toViewEdge(e: ViewEdge): Edge {
+  if (e.edge) return toFlowEdge(e.edge);
+  return {
+    id: e.id,
+    source: e.source,
+    target: e.target,
+    label: e.count > 1 ? `×${e.count}` : undefined,
+    className: 'edge-aggregate',
+    selectable: false,
+    deletable: false,
+    data: { kind: 'aggregate', count: e.count },
+    ariaLabel: `${e.count} reference${e.count === 1 ? '' : 's'}`,
+  };
+}
+
 function toFlowEdge(e: GraphEdge): Edge {
   return {
     id: e.id,
@@ -217,9 +473,10 @@ function toFlowEdge(e: GraphEdge): Edge {
     className: EDGE_CLASS[e.kind],
     markerEnd: { type: MarkerType.ArrowClosed, width: 16, height: 16 },
     animated: e.kind === 'ingress' || e.kind === 'egress',
-    selectable: false,
-    deletable: false,
-    data: { kind: e.kind },
+    // An edge that stands for a written reference can be selected and deleted (the reference goes).
+    selectable: !!e.ref,
+    deletable: !!e.ref,
+    data: { kind: e.kind, ref: e.ref },
     ariaLabel: `${e.kind}${e.label ? ` ${e.label}` : ''}`,
   };
 }

@@ -2,7 +2,9 @@
 
 import { Handle, type Node, type NodeProps, Position } from '@xyflow/react';
 import { memo } from 'react';
+import type { GraphGroup } from '@/lib/console/groupGraph';
 import type { GraphNode } from '@/lib/console/meshGraph';
+import { GROUP_HEIGHT, GROUP_WIDTH } from './layoutGraph';
 
 /** What the live state says about a node, if anything. */
 export interface NodeLive {
@@ -81,3 +83,139 @@ function MeshNodeView({ data, selected }: NodeProps<MeshFlowNode>) {
 }
 
 export const MeshNode = memo(MeshNodeView);
+
+/** A collapsed group: what it is, how many objects of each kind, the worst diagnostic inside. */
+export type MeshGroupData = { group: GraphGroup };
+export type MeshGroupFlowNode = Node<MeshGroupData, 'meshGroup'>;
+
+const GROUP_KIND_LABEL: Record<GraphGroup['by'], string> = {
+  namespace: 'NS',
+  service: 'Service',
+  other: 'Other',
+  proxies: 'Proxies',
+};
+
+const KIND_SHORT: [GraphNode['kind'], string][] = [
+  ['VirtualService', 'VS'],
+  ['Route', 'Route'],
+  ['Target', 'Target'],
+  ['Service', 'Svc'],
+  ['Proxy', 'Proxy'],
+  ['Missing', 'missing'],
+];
+
+/** The group's name as shown: the namespace, or `namespace / service`. */
+export function groupTitle(g: GraphGroup): string {
+  if (g.by === 'namespace') return g.namespace;
+  if (g.by === 'service') return `${g.namespace} / ${g.service}`;
+  return `${g.namespace} / ${g.by === 'other' ? 'other objects' : 'proxies'}`;
+}
+
+function groupProblems(g: GraphGroup): string {
+  const { error, warning } = g.diagnostics;
+  return [
+    error ? `${error} error${error > 1 ? 's' : ''}` : '',
+    warning ? `${warning} warning${warning > 1 ? 's' : ''}` : '',
+  ]
+    .filter(Boolean)
+    .join(', ');
+}
+
+function MeshGroupView({ data }: NodeProps<MeshGroupFlowNode>) {
+  const g = data.group;
+  const kinds = KIND_SHORT.filter(([k]) => g.kinds[k])
+    .map(([k, label]) => `${g.kinds[k]} ${label}`)
+    .join(' · ');
+  const problems = groupProblems(g);
+  const severityColor =
+    g.worst === 'error' ? 'var(--bad)' : g.worst === 'warning' ? 'var(--warn)' : 'var(--border)';
+  return (
+    <div
+      className={`mesh-node mesh-node--group${g.worst === 'error' ? ' mesh-node--has-errors' : ''}`}
+      style={{
+        width: GROUP_WIDTH,
+        height: GROUP_HEIGHT,
+        borderLeftColor: severityColor,
+        borderStyle: 'solid',
+        boxShadow: `4px 4px 0 -1px var(--bg-raised), 4px 4px 0 0 var(--border)`,
+        overflow: 'visible',
+        cursor: 'pointer',
+      }}
+      data-testid={`group-${g.id}`}
+      data-members={g.members.length}
+      data-worst={g.worst ?? 'none'}
+      aria-label={`${GROUP_KIND_LABEL[g.by]} group ${groupTitle(g)}: ${g.members.length} objects${problems ? `, ${problems}` : ''}; click to expand`}
+      title={`${kinds}\nClick to expand`}
+    >
+      <Handle type="target" position={Position.Left} isConnectable={false} />
+      <div className="mesh-node__head">
+        <span className="mesh-node__kind">{GROUP_KIND_LABEL[g.by]}</span>
+        <span className="mesh-node__name">{groupTitle(g)}</span>
+        {g.worst === 'error' ? (
+          <span className="mesh-node__badge mesh-node__badge--error">{g.diagnostics.error}</span>
+        ) : g.worst === 'warning' ? (
+          <span className="mesh-node__badge mesh-node__badge--warning">{g.diagnostics.warning}</span>
+        ) : null}
+      </div>
+      <div className="mesh-node__detail">
+        {g.members.length} object{g.members.length === 1 ? '' : 's'}
+      </div>
+      <div className="mesh-node__detail">{kinds}</div>
+      <Handle type="source" position={Position.Right} isConnectable={false} />
+    </div>
+  );
+}
+
+export const MeshGroupNode = memo(MeshGroupView);
+
+/** An expanded group: a frame behind its members, with a button that folds it again. */
+export type GroupFrameData = { group: GraphGroup; onCollapse(id: string): void };
+export type GroupFrameFlowNode = Node<GroupFrameData, 'groupFrame'>;
+
+function GroupFrameView({ data, width, height }: NodeProps<GroupFrameFlowNode>) {
+  const g = data.group;
+  const problems = groupProblems(g);
+  return (
+    <div
+      data-testid={`group-frame-${g.id}`}
+      style={{
+        width,
+        height,
+        border: '1px dashed var(--text-muted)',
+        borderRadius: 10,
+        pointerEvents: 'none',
+      }}
+    >
+      <div
+        style={{
+          display: 'flex',
+          alignItems: 'center',
+          gap: 8,
+          padding: '4px 8px',
+          fontSize: 12,
+          color: 'var(--text-muted)',
+          whiteSpace: 'nowrap',
+        }}
+      >
+        <strong style={{ color: 'var(--text)' }}>{groupTitle(g)}</strong>
+        <span>
+          {g.members.length} objects{problems ? ` · ${problems}` : ''}
+        </span>
+        <button
+          type="button"
+          className="nodrag"
+          style={{ pointerEvents: 'auto', padding: '0 6px', fontSize: 11 }}
+          data-testid="group-collapse"
+          onClick={(e) => {
+            e.stopPropagation();
+            data.onCollapse(g.id);
+          }}
+        >
+          Collapse
+        </button>
+      </div>
+    </div>
+  );
+}
+
+export const GroupFrameNode = memo(GroupFrameView);

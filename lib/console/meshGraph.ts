@@ -391,7 +391,10 @@ class GraphBuilder {
 }
 
 /** A hash of the graph's structure (nodes and edges, not labels or diagnostics) for the layout cache. */
-export function graphHash(graph: Pick<MeshGraph, 'nodes' | 'edges'>): string {
+export function graphHash(graph: {
+  nodes: readonly { id: string }[];
+  edges: readonly { source: string; target: string; kind: string }[];
+}): string {
   let h1 = 0x811c9dc5;
   let h2 = 0x01000193;
   const feed = (s: string) => {
@@ -403,8 +406,8 @@ export function graphHash(graph: Pick<MeshGraph, 'nodes' | 'edges'>): string {
     h1 = Math.imul(h1 ^ 0x0a, 0x01000193) >>> 0;
   };
   for (const n of [...graph.nodes].sort((a, b) => cmp(a.id, b.id))) feed(`n ${n.id}`);
-  for (const e of [...graph.edges].sort((a, b) => cmp(a.id, b.id)))
-    feed(`e ${e.source} ${e.target} ${e.kind}`);
+  const edges = graph.edges.map((e) => `e ${e.source} ${e.target} ${e.kind}`).sort(cmp);
+  for (const e of edges) feed(e);
   return h1.toString(16).padStart(8, '0') + h2.toString(16).padStart(8, '0');
 }
 

@@ -262,6 +262,7 @@ export function ConsoleApp() {
             }
             setSelected(undefined);
           }}
+          onDeleteEdges={(refs) => run({ type: 'disconnect', refs })}
         />
       </main>
       <aside className="console__side" aria-label="Details">

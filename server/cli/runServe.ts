@@ -91,9 +91,16 @@ export async function runServe(cmd: Extract<CliCommand, { command: 'serve' }>, i
   const states = cp.syncStates();
   const synced = states.filter((s) => s.inSync).length;
   const errors = cp.live.get().diagnostics.filter((d) => d.severity === 'error').length;
+  // l7mp proxies (pushed over REST) and proxyless gRPC clients (xDS only) are counted apart: a
+  // gRPC-only mesh has no l7mp proxy, and "0/0 proxies in sync" read like a failure.
+  const grpc = Object.values(cp.live.get().proxies).filter((p) => p.role === 'grpc');
+  const counts = [
+    ...(states.length || !grpc.length ? [`${synced}/${states.length} l7mp proxies in sync`] : []),
+    ...(grpc.length ? [`${grpc.filter((p) => p.inSync).length}/${grpc.length} gRPC clients in sync`] : []),
+  ];
   io.stdout(
     `Meshdeck console: ${served.url}\n` +
-      `local mesh ${cmd.dir}: ${synced}/${states.length} proxies in sync, ${errors} errors, ready in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+      `local mesh ${cmd.dir}: ${counts.join(', ')}, ${errors} errors, ready in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
   );
   for (const s of states) {
     io.stdout(

@@ -2,19 +2,14 @@
 
 import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
-import { useEffect, useState } from 'react';
+import { Fragment, useEffect, useId, useState } from 'react';
+import { formatAgo, sessionsSummary } from '@/lib/console/proxySessions';
 import type { ProxyLiveState } from '@/server/controlPlane/liveState';
 import { errorMessage } from './api';
 import { proxyTone } from './nodeLive';
+import { SessionsList, SessionsToggle } from './ProxySessions';
 import { liveStateQuery } from './queries';
 import { useLiveEvents } from './useLiveEvents';
-
-/** "3 s ago" from an ISO time, against a clock that ticks every second. */
-function ago(iso: string | undefined, now: number): string {
-  if (!iso) return '–';
-  const s = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
-  return s < 60 ? `${s}s ago` : s < 3600 ? `${Math.floor(s / 60)}m ago` : `${Math.floor(s / 3600)}h ago`;
-}
 
 function xdsText(p: ProxyLiveState): string {
   if (!p.xds) return '–';
@@ -24,7 +19,7 @@ function xdsText(p: ProxyLiveState): string {
   return `${p.xds.connected ? 'connected' : 'disconnected'}${types ? `: ${types}` : ''}`;
 }
 
-/** The proxies table: sync, last push, errors, endpoints, xDS; live through the page's one EventSource. */
+/** The proxies table: sync, last push, errors, endpoints, sessions (expandable), xDS; live through the page's one EventSource. */
 export function ProxiesPage() {
   const live = useQuery(liveStateQuery);
   const connection = useLiveEvents(live.data !== null && live.data !== undefined);
@@ -33,6 +28,14 @@ export function ProxiesPage() {
     const t = setInterval(() => setNow(Date.now()), 1000);
     return () => clearInterval(t);
   }, []);
+  const [expanded, setExpanded] = useState<ReadonlySet<string>>(() => new Set());
+  const idBase = useId();
+  const toggle = (id: string) =>
+    setExpanded((prev) => {
+      const next = new Set(prev);
+      if (!next.delete(id)) next.add(id);
+      return next;
+    });
   const proxies = Object.values(live.data?.proxies ?? {}).sort((a, b) => (a.id < b.id ? -1 : 1));
   return (
     <div className="proxies-page">
@@ -102,31 +105,54 @@ export function ProxiesPage() {
             {proxies.map((p) => {
               const tone = proxyTone(p);
               const endpoints = p.clusters.reduce((n, c) => n + c.endpoints.length, 0);
+              const open = expanded.has(p.id);
+              const listId = `${idBase}-sessions-${p.id}`;
               return (
-                <tr key={p.id} data-testid={`proxy-row-${p.id}`}>
-                  <th scope="row">{p.id}</th>
-                  <td>{p.role}</td>
-                  <td>{p.address}</td>
-                  <td className={`tone-${tone.tone}`}>{p.inSync ? 'SYNCED' : p.phase.toUpperCase()}</td>
-                  <td>
-                    {p.lastPush
-                      ? `${ago(p.lastPush.at, now)} · ${p.lastPush.operations} ops · ${p.lastPush.durationMs} ms`
-                      : '–'}
-                  </td>
-                  <td className={p.lastPush?.failed ? 'tone-bad' : ''}>
-                    {p.lastPush?.failed
-                      ? `${p.lastPush.failed.op ? `${p.lastPush.failed.op.method} ${p.lastPush.failed.op.path}: ` : ''}${p.lastPush.failed.message}`
-                      : p.reachable === false
-                        ? 'unreachable'
-                        : ''}
-                  </td>
-                  <td>{p.listeners.length}</td>
-                  <td>{p.clusters.length}</td>
-                  <td>{endpoints}</td>
-                  <td>{p.sessions.available ? p.sessions.items.length : 'n/a'}</td>
-                  <td>{p.counters.restarts}</td>
-                  <td>{xdsText(p)}</td>
-                </tr>
+                <Fragment key={p.id}>
+                  <tr data-testid={`proxy-row-${p.id}`}>
+                    <th scope="row">{p.id}</th>
+                    <td>{p.role}</td>
+                    <td>{p.address}</td>
+                    <td className={`tone-${tone.tone}`}>{p.inSync ? 'SYNCED' : p.phase.toUpperCase()}</td>
+                    <td>
+                      {p.lastPush
+                        ? `${formatAgo(p.lastPush.at, now)} · ${p.lastPush.operations} ops · ${p.lastPush.durationMs} ms`
+                        : '–'}
+                    </td>
+                    <td className={p.lastPush?.failed ? 'tone-bad' : ''}>
+                      {p.lastPush?.failed
+                        ? `${p.lastPush.failed.op ? `${p.lastPush.failed.op.method} ${p.lastPush.failed.op.path}: ` : ''}${p.lastPush.failed.message}`
+                        : p.reachable === false
+                          ? 'unreachable'
+                          : ''}
+                    </td>
+                    <td>{p.listeners.length}</td>
+                    <td>{p.clusters.length}</td>
+                    <td>{endpoints}</td>
+                    <td title={p.sessions.available ? undefined : p.sessions.reason}>
+                      {p.apiUrl ? (
+                        <SessionsToggle
+                          proxy={p}
+                          summary={sessionsSummary(p)}
+                          expanded={open}
+                          controls={listId}
+                          onToggle={() => toggle(p.id)}
+                        />
+                      ) : (
+                        sessionsSummary(p)
+                      )}
+                    </td>
+                    <td>{p.counters.restarts}</td>
+                    <td>{xdsText(p)}</td>
+                  </tr>
+                  {open ? (
+                    <tr className="proxies-table__detail">
+                      <td colSpan={12}>
+                        <SessionsList proxy={p} now={now} id={listId} />
+                      </td>
+                    </tr>
+                  ) : null}
+                </Fragment>
               );
             })}
           </tbody>

@@ -26,6 +26,7 @@ describe('sessionRows', () => {
     const p = proxy({
       available: true,
       items: [
+        { name: '0', status: 'INIT', listener: 'l' },
         {
           name: 'b',
           status: 'CONNECTED',
@@ -67,6 +68,8 @@ describe('sessionRows', () => {
           age: '10s',
           lastEvent: '–',
         },
+        // No event logged yet: no age, and listed last.
+        { name: '0', status: 'INIT', source: 'l', destination: '–', route: '–', age: '–', lastEvent: '–' },
       ],
     });
   });

@@ -20,7 +20,7 @@ export function formatAge(iso: string | undefined, now: number): string {
 export interface SessionRow {
   name: string;
   status: string;
-  /** `client -> listener`. */
+  /** `client → listener` (either alone when the other is unknown). */
   source: string;
   /** `cluster (endpoint)`. */
   destination: string;
@@ -44,7 +44,7 @@ export function sessionRows(
   const rows = [...p.sessions.items].sort(byStart).map((s) => ({
     name: s.name,
     status: s.status || '–',
-    source: `${s.source ?? '?'} → ${s.listener ?? '?'}`,
+    source: [s.source, s.listener].filter((x) => x !== undefined).join(' → ') || '–',
     destination: s.destination ? `${s.destination}${s.endpoint ? ` (${s.endpoint})` : ''}` : '–',
     route: s.route ?? '–',
     age: formatAge(s.startedAt, now),
@@ -54,8 +54,9 @@ export function sessionRows(
 }
 
 function byStart(a: LiveSession, b: LiveSession): number {
-  const ta = a.startedAt ?? '';
-  const tb = b.startedAt ?? '';
+  // A session l7mp logged no event for yet sorts last.
+  const ta = a.startedAt ?? '\uffff';
+  const tb = b.startedAt ?? '\uffff';
   if (ta !== tb) return ta < tb ? -1 : 1;
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { L7mpConfig } from '@/lib/model/l7mp';
-import { toLiveSession } from './liveState';
+import { toLiveSession } from './liveSession';
 
 const TC = 'transcoder-vsvc.default.virtualservice.cluster.local';
 

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { MeshEngine } from '@/lib/engine/meshEngine';
 import { coalescingRunner } from '@/lib/util/coalescingRunner';
 import type { ProxyL7mpConfig } from '@/lib/engine/renderL7mp';
+import { toLiveSession } from '@/lib/l7mp/liveSession';
 import { type PreparedLocalMesh, prepareLocalMesh } from '@/lib/localMesh/prepareLocalMesh';
 import { renderLocalMesh } from '@/lib/localMesh/renderLocalMesh';
 import { type Diagnostic, normalizeDiagnostics } from '@/lib/model/diagnostic';
@@ -25,7 +26,6 @@ import {
   type ProxyLiveState,
   type ProxyXdsLiveState,
   type ServiceLiveState,
-  toLiveSession,
 } from './liveState';
 import { type ProbeRequest, type ProbeResult, probeListener } from './probe';
 import { grpcProxyLiveState, grpcSyncFields, xdsLiveState } from './xdsLiveState';

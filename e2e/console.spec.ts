@@ -4,34 +4,14 @@
  * directory's files (draft reset). Screenshots of the main views go to test-results/.
  */
 import { expect, type Page, test } from '@playwright/test';
+import { guardPage } from './consoleHelpers';
 
-const ORIGIN = 'http://127.0.0.1:3100';
 const SHOTS = 'test-results';
 
 const GATEWAY_VS = 'VirtualService/default/gateway-vsvc';
 const GATEWAY_ROUTE = `${GATEWAY_VS}#spec.rules[0].action.route`;
 
-let consoleErrors: string[] = [];
-let offOrigin: string[] = [];
-
-test.beforeEach(async ({ page }) => {
-  consoleErrors = [];
-  offOrigin = [];
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') consoleErrors.push(msg.text());
-  });
-  page.on('pageerror', (err) => consoleErrors.push(`pageerror: ${err.message}`));
-  page.on('request', (req) => {
-    const url = req.url();
-    if (url.startsWith('data:') || url.startsWith('blob:')) return;
-    if (new URL(url).origin !== ORIGIN) offOrigin.push(url);
-  });
-});
-
-test.afterEach(() => {
-  expect(consoleErrors).toEqual([]);
-  expect(offOrigin).toEqual([]);
-});
+guardPage();
 
 /** Signs in with the token URL, resets the draft to the mesh directory's files and reloads. */
 async function openConsole(page: Page): Promise<void> {

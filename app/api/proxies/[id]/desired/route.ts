@@ -1,15 +1,8 @@
-import { getControlPlane } from '@/server/controlPlane/registry';
 import { desiredConfigResponse } from '@/server/console/proxyConfig';
-import { notServing, refuseForeign } from '@/server/console/routeUtil';
+import { proxyGet } from '@/server/console/proxyLookup';
 
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
 
 /** The config the control plane pushes to the proxy (`id` is `namespace/pod`, URL-encoded): `{config}`. */
-export async function GET(req: Request, ctx: { params: Promise<{ id: string }> }): Promise<Response> {
-  const refused = refuseForeign(req);
-  if (refused) return refused;
-  const cp = getControlPlane();
-  if (!cp) return notServing();
-  return desiredConfigResponse(cp, (await ctx.params).id);
-}
+export const GET = proxyGet(desiredConfigResponse);

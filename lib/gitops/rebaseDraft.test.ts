@@ -341,11 +341,9 @@ const arbEdit = fc.oneof(
   fc.record({ type: fc.constant('comment' as const), at: fc.nat() }),
 );
 
-function applyEdit(
-  files: Record<string, string>,
-  e: fc.RecordValue<Record<string, never>> | unknown,
-): Record<string, string> {
-  const edit = e as { type: string; at?: number; to?: number; name?: string; port?: number };
+type Edit = { type: string; at?: number; to?: number; name?: string; port?: number };
+
+function applyEdit(files: Record<string, string>, edit: Edit): Record<string, string> {
   const paths = Object.keys(files).sort();
   const p = paths[(edit.at ?? 0) % paths.length]!;
   const text = files[p]!;
@@ -375,7 +373,7 @@ describe('rebaseDraft properties (the examples as input)', () => {
     ours: fc.array(arbEdit, { maxLength: 4 }),
     theirs: fc.array(arbEdit, { maxLength: 4 }),
   });
-  const build = (x: { example: number; ours: unknown[]; theirs: unknown[] }) => {
+  const build = (x: { example: number; ours: Edit[]; theirs: Edit[] }) => {
     const base = EXAMPLES[x.example]!;
     return {
       base,

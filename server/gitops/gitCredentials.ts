@@ -1,0 +1,78 @@
+/**
+ * How the server hands credentials to git without ever putting a secret on a command line (visible in
+ * `ps`) or in a URL (which git echoes in its messages): a token reaches git through GIT_ASKPASS, a tiny
+ * script that prints it from the child's environment; an SSH key through GIT_SSH_COMMAND, which names
+ * only the key file. Whatever git prints is redacted with `secretsOf` before anyone sees it.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+/** Credentials as git needs them at run time (resolved from a RepositoryConfig; never serialised). */
+export type GitCredentials =
+  | { kind: 'none' }
+  /** HTTP(S) basic auth: a username and a token (a GitHub/GitLab/Gitea access token, or a password). */
+  | { kind: 'token'; username: string; token: string }
+  /** SSH with this private key file; known hosts in `knownHostsFile` when given, else ssh's default. */
+  | { kind: 'ssh'; keyFile: string; knownHostsFile?: string };
+
+const USER_ENV = 'MESHDECK_GIT_USERNAME';
+const TOKEN_ENV = 'MESHDECK_GIT_TOKEN';
+
+// git calls it with a prompt ("Username for 'https://…': " or "Password for …"); the secret only ever
+// lives in this script's environment, inherited from the git process Meshdeck started.
+const ASKPASS_SCRIPT = `#!/bin/sh
+case "$1" in
+  [Uu]sername*) printf '%s\\n' "$${USER_ENV}" ;;
+  *) printf '%s\\n' "$${TOKEN_ENV}" ;;
+esac
+`;
+
+let askpassPath: string | undefined;
+
+/** The askpass script of this process, written once into a private temp folder (removed on exit). */
+function askpassScript(): string {
+  if (askpassPath) return askpassPath;
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'meshdeck-askpass-'));
+  const file = path.join(dir, 'askpass.sh');
+  writeFileSync(file, ASKPASS_SCRIPT, { mode: 0o700 });
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  return (askpassPath = file);
+}
+
+/** The environment variables that give git these credentials (and nothing on its command line). */
+export function credentialEnv(c: GitCredentials): Record<string, string> {
+  switch (c.kind) {
+    case 'none':
+      return {};
+    case 'token':
+      return { GIT_ASKPASS: askpassScript(), [USER_ENV]: c.username, [TOKEN_ENV]: c.token };
+    case 'ssh': {
+      const opts = [
+        'ssh',
+        '-i',
+        shellQuote(c.keyFile),
+        '-o IdentitiesOnly=yes',
+        '-o StrictHostKeyChecking=accept-new',
+        '-o BatchMode=yes',
+        ...(c.knownHostsFile ? [`-o UserKnownHostsFile=${shellQuote(c.knownHostsFile)}`] : []),
+      ];
+      return { GIT_SSH_COMMAND: opts.join(' '), GIT_SSH_VARIANT: 'ssh' };
+    }
+  }
+}
+
+/** The strings that must never appear in a message or a log line. */
+export function secretsOf(c: GitCredentials): string[] {
+  return c.kind === 'token' && c.token.length > 0 ? [c.token] : [];
+}
+
+/** The usernames paired with the secrets (their base64 `user:token` form is redacted too). */
+export function usernamesOf(c: GitCredentials): string[] {
+  return c.kind === 'token' ? [c.username] : [];
+}
+
+// GIT_SSH_COMMAND is run by a shell: the key path must be one word whatever it contains.
+function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}

@@ -1,0 +1,240 @@
+/**
+ * The GitOps repository Meshdeck works on (issue 6 §1): where it is (a local path or a remote URL),
+ * the base branch, the directory holding the mesh, how to authenticate and, for pull requests, the
+ * forge. Kept in `<stateDir>/gitops/config.json` (mode 0600). The config holds only a *reference* to
+ * a secret (an environment variable or a file); the secret is read when git needs it and never
+ * serialised. `publicView` is the only form that may leave the server.
+ */
+import { mkdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { writeFileAtomic } from '../console/meshDirFiles';
+import type { GitCredentials } from './gitCredentials';
+import { branchNameProblem, relPathProblem } from './GitRepo';
+
+const AbsPath = z
+  .string()
+  .min(1)
+  .max(4096)
+  .refine((p) => path.isAbsolute(p), 'must be an absolute path');
+
+/** A remote URL git understands; one with a password in it is refused (git would echo it). */
+export const RemoteUrl = z
+  .string()
+  .min(1)
+  .max(2048)
+  .superRefine((u, ctx) => {
+    if (/[\s\u0000-\u001f]/.test(u)) ctx.addIssue({ code: 'custom', message: 'must not contain spaces' });
+    else if (u.startsWith('-')) ctx.addIssue({ code: 'custom', message: 'must not start with "-"' });
+    else if (/^(https?|ssh|git|file):\/\//i.test(u)) {
+      let parsed: URL;
+      try {
+        parsed = new URL(u);
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'is not a valid URL' });
+        return;
+      }
+      if (parsed.password)
+        ctx.addIssue({
+          code: 'custom',
+          message: 'must not contain a password or token: configure credentials instead',
+        });
+    } else if (!/^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^\s]+$/.test(u))
+      ctx.addIssue({
+        code: 'custom',
+        message: 'must be an http(s)://, ssh://, git://, file:// URL or user@host:path',
+      });
+  });
+
+export const BranchName = z.string().superRefine((b, ctx) => {
+  const problem = branchNameProblem(b);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
+
+/** The mesh directory inside the repository: '.' for the root, else a relative POSIX path. */
+export const RepoDir = z
+  .string()
+  .max(1024)
+  .superRefine((d, ctx) => {
+    if (d === '.') return;
+    const problem = relPathProblem(d);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
+
+/** Where a secret comes from; the secret itself is never in the config. */
+export const SecretRef = z.discriminatedUnion('from', [
+  z.strictObject({ from: z.literal('env'), name: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/) }),
+  z.strictObject({ from: z.literal('file'), path: AbsPath }),
+]);
+export type SecretRef = z.infer<typeof SecretRef>;
+
+export const CredentialsRef = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('none') }),
+  /** HTTP(S) basic auth with a token (GitHub: any username and a PAT; GitLab: `oauth2` or the user). */
+  z.strictObject({ kind: z.literal('token'), username: z.string().min(1).max(256), token: SecretRef }),
+  /** SSH with a private key file (and optionally its own known_hosts file). */
+  z.strictObject({ kind: z.literal('ssh'), keyFile: AbsPath, knownHostsFile: AbsPath.optional() }),
+]);
+export type CredentialsRef = z.infer<typeof CredentialsRef>;
+
+/** The forge that takes pull requests for this repository. */
+export const ProviderConfig = z.strictObject({
+  kind: z.enum(['github', 'gitlab', 'gitea']),
+  /** The REST API root, e.g. https://api.github.com, https://gitlab.com/api/v4, https://gitea.example/api/v1. */
+  apiUrl: z.url({ protocol: /^https?$/ }),
+  /** `owner/name` (GitLab: `group/subgroup/name`). */
+  repo: z.string().regex(/^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)+$/, 'must be owner/name'),
+});
+export type ProviderConfig = z.infer<typeof ProviderConfig>;
+
+export const RepositorySource = z.discriminatedUnion('kind', [
+  /** A repository on this machine (a bare repository or someone's checkout: Meshdeck only clones it). */
+  z.strictObject({ kind: z.literal('path'), path: AbsPath }),
+  z.strictObject({ kind: z.literal('url'), url: RemoteUrl }),
+]);
+export type RepositorySource = z.infer<typeof RepositorySource>;
+
+export const RepositoryConfig = z.strictObject({
+  format: z.literal(1),
+  source: RepositorySource,
+  baseBranch: BranchName,
+  meshDir: RepoDir,
+  credentials: CredentialsRef,
+  provider: ProviderConfig.optional(),
+  /**
+   * A working clone for people (the local default makes one); Meshdeck never writes to it, only
+   * pushes to `source`, which the user pulls from.
+   */
+  workingCopy: AbsPath.optional(),
+});
+export type RepositoryConfig = z.infer<typeof RepositoryConfig>;
+
+/** What the browser may see of a RepositoryConfig: no secret, no secret's location. */
+export const RepositoryPublicView = z.strictObject({
+  source: RepositorySource,
+  baseBranch: z.string(),
+  meshDir: z.string(),
+  credentials: z.discriminatedUnion('kind', [
+    z.strictObject({ kind: z.literal('none') }),
+    z.strictObject({ kind: z.literal('token'), username: z.string(), tokenFrom: z.enum(['env', 'file']) }),
+    z.strictObject({ kind: z.literal('ssh') }),
+  ]),
+  provider: ProviderConfig.optional(),
+  workingCopy: z.string().optional(),
+});
+export type RepositoryPublicView = z.infer<typeof RepositoryPublicView>;
+
+/** The config as the browser may see it (see RepositoryPublicView). */
+export function publicView(c: RepositoryConfig): RepositoryPublicView {
+  const credentials: RepositoryPublicView['credentials'] =
+    c.credentials.kind === 'token'
+      ? { kind: 'token', username: c.credentials.username, tokenFrom: c.credentials.token.from }
+      : { kind: c.credentials.kind };
+  const source: RepositorySource =
+    c.source.kind === 'url' ? { kind: 'url', url: stripUserInfoPassword(c.source.url) } : c.source;
+  return {
+    source,
+    baseBranch: c.baseBranch,
+    meshDir: c.meshDir,
+    credentials,
+    ...(c.provider ? { provider: c.provider } : {}),
+    ...(c.workingCopy ? { workingCopy: c.workingCopy } : {}),
+  };
+}
+
+function stripUserInfoPassword(u: string): string {
+  return u.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/@:]*):[^/@]*@/i, '$1@');
+}
+
+/** The URL or path git clones from. */
+export function sourceLocation(c: RepositoryConfig): string {
+  return c.source.kind === 'path' ? c.source.path : c.source.url;
+}
+
+/** Reads the secret a config refers to; throws an Error naming where it looked (never the secret). */
+export async function resolveCredentials(
+  ref: CredentialsRef,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Promise<GitCredentials> {
+  switch (ref.kind) {
+    case 'none':
+      return { kind: 'none' };
+    case 'ssh':
+      return ref.knownHostsFile
+        ? { kind: 'ssh', keyFile: ref.keyFile, knownHostsFile: ref.knownHostsFile }
+        : { kind: 'ssh', keyFile: ref.keyFile };
+    case 'token': {
+      let token: string | undefined;
+      if (ref.token.from === 'env') {
+        token = env[ref.token.name];
+        if (!token)
+          throw new Error(`the repository token: environment variable ${ref.token.name} is not set`);
+      } else {
+        const file = ref.token.path;
+        token = await readFile(file, 'utf8').catch((e: NodeJS.ErrnoException) => {
+          throw new Error(`the repository token: cannot read ${file} (${e.code ?? e.message})`);
+        });
+        token = token.replace(/\r?\n$/, '');
+        if (!token) throw new Error(`the repository token: ${ref.token.path} is empty`);
+      }
+      return { kind: 'token', username: ref.username, token };
+    }
+  }
+}
+
+/** `<stateDir>/gitops`. */
+export function gitopsDir(stateDir: string): string {
+  return path.join(stateDir, 'gitops');
+}
+
+/** `<stateDir>/gitops/config.json`. */
+export function repositoryConfigFile(stateDir: string): string {
+  return path.join(gitopsDir(stateDir), 'config.json');
+}
+
+/** The stored config, or undefined when there is none; a broken file throws an Error saying why. */
+export async function loadRepositoryConfig(stateDir: string): Promise<RepositoryConfig | undefined> {
+  const file = repositoryConfigFile(stateDir);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new Error(`${file}: cannot read (${(e as Error).message})`);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`${file}: not JSON (${(e as Error).message})`);
+  }
+  const parsed = RepositoryConfig.safeParse(raw);
+  if (!parsed.success)
+    throw new Error(
+      `${file}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
+    );
+  return parsed.data;
+}
+
+/** Validates and stores the config (atomically, mode 0600, in a folder only the owner can enter). */
+export async function saveRepositoryConfig(stateDir: string, config: RepositoryConfig): Promise<void> {
+  const valid = RepositoryConfig.parse(config);
+  await ensureGitopsDir(stateDir);
+  await writeFileAtomic(repositoryConfigFile(stateDir), `${JSON.stringify(valid, null, 2)}\n`, 0o600);
+}
+
+/**
+ * Keeps a token given in the console (never sent back) in `<stateDir>/gitops/token` (mode 0600) and
+ * answers the reference to put in the config.
+ */
+export async function storeToken(stateDir: string, token: string): Promise<SecretRef> {
+  if (token.length === 0 || /[\r\n]/.test(token)) throw new Error('the token must be one non-empty line');
+  await ensureGitopsDir(stateDir);
+  const file = path.join(gitopsDir(stateDir), 'token');
+  await writeFileAtomic(file, `${token}\n`, 0o600);
+  return { from: 'file', path: path.resolve(file) };
+}
+
+async function ensureGitopsDir(stateDir: string): Promise<void> {
+  await mkdir(gitopsDir(stateDir), { recursive: true, mode: 0o700 });
+}

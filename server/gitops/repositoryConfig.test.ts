@@ -18,7 +18,7 @@ const remoteConfig: RepositoryConfig = {
   baseBranch: 'main',
   meshDir: 'clusters/prod/mesh',
   credentials: { kind: 'token', username: 'x-access-token', token: { from: 'env', name: 'MESH_GIT_TOKEN' } },
-  provider: { kind: 'github', apiUrl: 'https://api.github.com', repo: 'acme/mesh-gitops' },
+  provider: { kind: 'github', baseUrl: 'https://api.github.com', repo: 'acme/mesh-gitops' },
 };
 
 let dir: string;
@@ -46,7 +46,7 @@ describe('RepositoryConfig', () => {
         meshDir: '.',
         source: { kind: 'path', path: '/srv/git/mesh.git' },
         credentials: { kind: 'ssh', keyFile: '/home/me/.ssh/id_ed25519' },
-        provider: { kind: 'gitlab', apiUrl: 'https://gitlab.com/api/v4', repo: 'group/sub/mesh' },
+        provider: { kind: 'gitlab', repo: 'group/sub/mesh' },
       }).success,
     ).toBe(true);
   });
@@ -60,7 +60,12 @@ describe('RepositoryConfig', () => {
     ['a branch starting with a dash', { baseBranch: '-f' }],
     ['a branch with ..', { baseBranch: 'a..b' }],
     ['an inline secret', { credentials: { kind: 'token', username: 'u', token: 'ghp_secret' } }],
-    ['an unknown provider', { provider: { kind: 'bitbucket', apiUrl: 'https://x', repo: 'a/b' } }],
+    ['an unknown provider', { provider: { kind: 'bitbucket', baseUrl: 'https://x', repo: 'a/b' } }],
+    ['a Gitea without its URL', { provider: { kind: 'gitea', repo: 'a/b' } }],
+    [
+      'a provider URL that is not http(s)',
+      { provider: { kind: 'gitea', baseUrl: 'file:///etc', repo: 'a/b' } },
+    ],
     ['an unknown field', { password: 'x' }],
   ])('refuses %s', (_name, patch) => {
     expect(RepositoryConfig.safeParse({ ...remoteConfig, ...patch }).success).toBe(false);

@@ -77,14 +77,23 @@ export const CredentialsRef = z.discriminatedUnion('kind', [
 ]);
 export type CredentialsRef = z.infer<typeof CredentialsRef>;
 
-/** The forge that takes pull requests for this repository. */
-export const ProviderConfig = z.strictObject({
-  kind: z.enum(['github', 'gitlab', 'gitea']),
-  /** The REST API root, e.g. https://api.github.com, https://gitlab.com/api/v4, https://gitea.example/api/v1. */
-  apiUrl: z.url({ protocol: /^https?$/ }),
-  /** `owner/name` (GitLab: `group/subgroup/name`). */
-  repo: z.string().regex(/^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)+$/, 'must be owner/name'),
-});
+/**
+ * The forge that takes pull requests for this repository. `baseUrl` means what it means in
+ * server/gitops/providers (PullRequestProviderConfig): GitHub's API root (default
+ * https://api.github.com), GitLab's or Gitea's instance root (GitLab default https://gitlab.com);
+ * the provider's token is the repository's token.
+ */
+export const ProviderConfig = z
+  .strictObject({
+    kind: z.enum(['github', 'gitlab', 'gitea', 'forgejo']),
+    baseUrl: z.url({ protocol: /^https?$/ }).optional(),
+    /** `owner/name` (GitLab: `group/subgroup/name`). */
+    repo: z.string().regex(/^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)+$/, 'must be owner/name'),
+  })
+  .refine((p) => p.baseUrl !== undefined || (p.kind !== 'gitea' && p.kind !== 'forgejo'), {
+    message: 'Gitea and Forgejo need baseUrl (the instance root)',
+    path: ['baseUrl'],
+  });
 export type ProviderConfig = z.infer<typeof ProviderConfig>;
 
 export const RepositorySource = z.discriminatedUnion('kind', [

@@ -55,12 +55,18 @@ export function SessionsList({ proxy, now, id }: { proxy: ProxyLiveState; now: n
           <thead>
             <tr>
               <th scope="col">Session</th>
-              <th scope="col">Status</th>
+              <th scope="col" className={styles.short}>
+                Status
+              </th>
               <th scope="col">Source → listener</th>
               <th scope="col">Route</th>
               <th scope="col">Destination</th>
-              <th scope="col">Age</th>
-              <th scope="col">Last event</th>
+              <th scope="col" className={styles.short}>
+                Age
+              </th>
+              <th scope="col" className={styles.short}>
+                Last event
+              </th>
             </tr>
           </thead>
           <tbody>
@@ -69,12 +75,12 @@ export function SessionsList({ proxy, now, id }: { proxy: ProxyLiveState; now: n
                 <th scope="row">
                   <code>{s.name}</code>
                 </th>
-                <td>{s.status}</td>
+                <td className={styles.short}>{s.status}</td>
                 <td>{s.source}</td>
                 <td>{s.route}</td>
                 <td>{s.destination}</td>
-                <td>{s.age}</td>
-                <td>{s.lastEvent}</td>
+                <td className={styles.short}>{s.age}</td>
+                <td className={styles.short}>{s.lastEvent}</td>
               </tr>
             ))}
           </tbody>

@@ -81,9 +81,9 @@ describe('sessionRows', () => {
 });
 
 describe('sessionsSummary', () => {
-  it('is the count, "unavailable" with a reason, or "n/a" for a proxyless client', () => {
+  it('is the count, "n/a" when l7mp cannot list them, or "–" for a proxyless client', () => {
     expect(sessionsSummary(proxy({ available: true, items: [] }))).toBe('0');
-    expect(sessionsSummary(proxy({ available: false, reason: 'x' }))).toBe('unavailable');
-    expect(sessionsSummary(proxy({ available: false, reason: 'x' }, null))).toBe('n/a');
+    expect(sessionsSummary(proxy({ available: false, reason: 'x' }))).toBe('n/a');
+    expect(sessionsSummary(proxy({ available: false, reason: 'x' }, null))).toBe('–');
   });
 });

@@ -29,10 +29,10 @@ export interface SessionRow {
   lastEvent: string;
 }
 
-/** What the Sessions cell says: the count, "n/a" for a proxyless client, or "unavailable". */
+/** What the Sessions cell says: the count, "n/a" when l7mp cannot list them, "–" for a proxyless client. */
 export function sessionsSummary(p: ProxyLiveState): string {
-  if (!p.apiUrl) return 'n/a';
-  return p.sessions.available ? String(p.sessions.items.length) : 'unavailable';
+  if (!p.apiUrl) return '–';
+  return p.sessions.available ? String(p.sessions.items.length) : 'n/a';
 }
 
 /** A proxy's sessions as rows, oldest first (then by name), or why l7mp could not list them. */

@@ -8,7 +8,11 @@ import { emptyL7mpConfig } from '../model/l7mp';
 import { parseManifests } from '../parse/parseManifests';
 import { renderedChanges } from './renderedChanges';
 
-function example(name: string): Record<string, string> {
+function example(name: string): {
+  'mesh.yaml': string;
+  'cluster.yaml': string;
+  '.meshdeck-layout.json': string;
+} {
   const dir = path.join(__dirname, '../../examples', name);
   return {
     'mesh.yaml': readFileSync(path.join(dir, 'mesh.yaml'), 'utf8'),

@@ -2,7 +2,7 @@
 // loopback, the local default repository, and byte-exact reads. Every folder is a temp dir removed after.
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat, symlink } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { type AddressInfo, createServer, type Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -358,12 +358,7 @@ describe('a smart-HTTP remote behind basic auth', () => {
       GitRepo.clone(remote.url('no-such-repo'), path.join(tmp, 'clone-missing'), { credentials: GOOD }),
     );
     expect(missing.kind).toBe('repo-not-found');
-    const closedPort = await new Promise<number>((resolve) => {
-      const s = createServer().listen(0, '127.0.0.1', () => {
-        const port = (s.address() as { port: number }).port;
-        s.close(() => resolve(port));
-      });
-    });
+    const closedPort = await freePort();
     const down = await gitError(
       GitRepo.clone(`http://127.0.0.1:${closedPort}/mesh.git`, path.join(tmp, 'clone-down'), {
         credentials: GOOD,
@@ -371,6 +366,60 @@ describe('a smart-HTTP remote behind basic auth', () => {
     );
     expect(down.kind).toBe('network-unreachable');
     expect(everything(down)).not.toContain(TOKEN);
+  });
+});
+
+describe("git's environment and limits", () => {
+  it('ignores GIT_* variables of the server process (GIT_DIR, GIT_TRACE_CURL would print the Authorization header)', async () => {
+    const saved = { GIT_DIR: process.env.GIT_DIR, GIT_TRACE_CURL: process.env.GIT_TRACE_CURL };
+    process.env.GIT_DIR = path.join(tmp, 'not-a-repository');
+    process.env.GIT_TRACE_CURL = path.join(tmp, 'curl-trace.log');
+    try {
+      const repo = await GitRepo.clone(remote.url('mesh'), path.join(tmp, 'clone-env'), {
+        credentials: GOOD,
+      });
+      expect(await repo.readFiles('origin/main', 'mesh')).toHaveProperty('mesh.yaml');
+      await expect(stat(path.join(tmp, 'curl-trace.log'))).rejects.toThrow();
+    } finally {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
+  });
+
+  it('stops a git call that does not finish in time with a timeout GitError', async () => {
+    const held: Socket[] = [];
+    const silent = createServer((sock) => held.push(sock)); // accepts, never answers
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (silent.address() as AddressInfo).port;
+      const e = await gitError(
+        GitRepo.clone(`http://127.0.0.1:${port}/mesh.git`, path.join(tmp, 'clone-hang'), {
+          credentials: GOOD,
+          timeouts: { networkMs: 1500 },
+        }),
+      );
+      expect(e).toMatchObject({ op: 'clone', kind: 'timeout', exitCode: null });
+      expect(e.hint).toMatch(/did not finish in 1500 ms/);
+      await expect(stat(path.join(tmp, 'clone-hang'))).rejects.toThrow();
+    } finally {
+      for (const sock of held) sock.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+
+  it('uses the SSH key through GIT_SSH_COMMAND without prompting', async () => {
+    const key = path.join(tmp, 'id_ed25519');
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', key]);
+    const closedPort = await freePort();
+    const e = await gitError(
+      GitRepo.clone(`ssh://git@127.0.0.1:${closedPort}/mesh.git`, path.join(tmp, 'clone-ssh'), {
+        credentials: { kind: 'ssh', keyFile: key, knownHostsFile: path.join(tmp, 'known_hosts') },
+      }),
+    );
+    expect(e.kind).toBe('network-unreachable');
+    expect(e.stderr).toContain(`ssh: connect to host 127.0.0.1 port ${closedPort}: Connection refused`);
   });
 });
 
@@ -474,4 +523,14 @@ function sameCommit(r: { branch: string }) {
     changes: { 'workers/worker.yaml': 'kind: Target\nmetadata:\n  name: worker\n' },
     message: 'again',
   };
+}
+
+/** A loopback port nothing listens on (bound, then released). */
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
 }

@@ -209,10 +209,20 @@ export class GitRepo {
     const repo = new GitRepo(abs, options);
     const mode = how.bare ? ['--bare'] : how.checkout ? [] : ['--no-checkout'];
     const origin = how.bare ? [] : ['--origin', repo.remote]; // git refuses --origin with --bare
-    await repo.run('clone', ['clone', '--quiet', ...mode, ...origin, '--', url, abs], {
-      cwd: path.dirname(abs),
-      network: true,
-    });
+    const existed = await lstat(abs).then(
+      () => true,
+      () => false,
+    );
+    try {
+      await repo.run('clone', ['clone', '--quiet', ...mode, ...origin, '--', url, abs], {
+        cwd: path.dirname(abs),
+        network: true,
+      });
+    } catch (e) {
+      // git cleans up after its own failures, not after being stopped on a timeout.
+      if (!existed) await rm(abs, { recursive: true, force: true });
+      throw e;
+    }
     return repo;
   }
 

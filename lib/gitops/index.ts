@@ -4,6 +4,7 @@ export {
   isLayoutPath,
   isManifestPath,
   type ManifestObject,
+  type ParseCache,
   parseFiles,
 } from './manifestObjects';
 export {

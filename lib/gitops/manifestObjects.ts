@@ -156,12 +156,24 @@ export interface ParsedFiles {
   byKey: Map<string, ManifestObject[]>;
 }
 
-/** Parses a file map. */
-export function parseFiles(files: FileMap): ParsedFiles {
+/**
+ * Parsed files by path and text, shared between the sides of one merge: most files are the same on
+ * all three, and YAML parsing is most of the cost. Entries are never mutated.
+ */
+export type ParseCache = Map<string, ParsedFile>;
+
+/** Parses a file map (reusing `cache` entries for unchanged texts). */
+export function parseFiles(files: FileMap, cache?: ParseCache): ParsedFiles {
   const parsed = new Map<string, ParsedFile>();
   const byKey = new Map<string, ManifestObject[]>();
   for (const path of Object.keys(files).sort()) {
-    const f = parseFile(path, files[path]!);
+    const text = files[path]!;
+    const id = `${path}\0${text}`;
+    let f = cache?.get(id);
+    if (!f) {
+      f = parseFile(path, text);
+      cache?.set(id, f);
+    }
     parsed.set(path, f);
     for (const o of f.objects) {
       const list = byKey.get(o.key);

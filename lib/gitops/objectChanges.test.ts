@@ -106,6 +106,20 @@ describe('objectChanges', () => {
     ]);
   });
 
+  it('reuses a cache across calls and keeps it to the files in use', () => {
+    const cache = new Map();
+    const draft = { ...BASE, 'mesh.yaml': `# one\n${BASE['mesh.yaml']}` };
+    const first = objectChanges(BASE, draft, cache);
+    expect(cache.size).toBe(3);
+    let again = first;
+    for (let i = 0; i < 5; i++) {
+      again = objectChanges(BASE, { ...draft, 'mesh.yaml': `# ${i}\n${BASE['mesh.yaml']}` }, cache);
+      // Bounded by the files of both sides, however many calls.
+      expect(cache.size).toBeLessThanOrEqual(4);
+    }
+    expect(again).toEqual(first);
+  });
+
   it('names duplicates', () => {
     const svc = 'apiVersion: v1\nkind: Service\nmetadata: { name: a }\n';
     expect(objectChanges({ 'a.yaml': svc }, { 'a.yaml': svc, 'b.yaml': svc }).duplicates).toEqual([

@@ -4,7 +4,13 @@
  * engine reads them), so a reformatted object is "formatting only", not a modification.
  */
 import { jsonEqual } from '../util/jsonEqual';
-import { type FileMap, type ManifestObject, parseFiles, type ParsedFiles } from './manifestObjects';
+import {
+  type FileMap,
+  type ManifestObject,
+  type ParseCache,
+  parseFiles,
+  type ParsedFiles,
+} from './manifestObjects';
 
 export type ObjectChangeKind = 'added' | 'modified' | 'deleted' | 'moved' | 'formatting';
 
@@ -49,9 +55,23 @@ export interface ObjectChanges {
   duplicates: string[];
 }
 
-/** Object-level changes from `baseFiles` to `draftFiles`, plus the changed files no object explains. */
-export function objectChanges(baseFiles: FileMap, draftFiles: FileMap): ObjectChanges {
-  return changesBetween(parseFiles(baseFiles), parseFiles(draftFiles));
+/**
+ * Object-level changes from `baseFiles` to `draftFiles`, plus the changed files no object explains.
+ * Pass a `cache` kept across calls to parse only the files that changed since the last call.
+ */
+export function objectChanges(
+  baseFiles: FileMap,
+  draftFiles: FileMap,
+  cache: ParseCache = new Map(),
+): ObjectChanges {
+  const base = parseFiles(baseFiles, cache);
+  const draft = parseFiles(draftFiles, cache);
+  // A cache kept across calls holds only what the two sides use now.
+  if (cache.size > base.files.size + draft.files.size) {
+    const live = new Set([...base.files.values(), ...draft.files.values()]);
+    for (const [id, f] of cache) if (!live.has(f)) cache.delete(id);
+  }
+  return changesBetween(base, draft);
 }
 
 /** objectChanges over already parsed sides. */

@@ -273,6 +273,82 @@ spec: { destination: echo-v1 }
     );
   });
 
+  it('follows their refactor: our edit lands where they moved the object', () => {
+    const [svc1, svc2] = CLUSTER.split('---\n') as [string, string];
+    const ours = {
+      ...BASE,
+      'cluster.yaml': replaceOnce(
+        CLUSTER,
+        'name: echo-v2, namespace: default }',
+        'name: echo-v2, namespace: default, labels: { a: b } }',
+      ),
+    };
+    // Theirs split cluster.yaml into one file per Service.
+    const theirs = {
+      'mesh.yaml': MESH,
+      '.meshdeck-layout.json': '{}\n',
+      'svc/echo-v1.yaml': svc1,
+      'svc/echo-v2.yaml': `# v2\n${svc2}`,
+    };
+    const r = rebaseDraft({ base: BASE, ours, theirs });
+    expect(r.conflicts).toEqual([]);
+    expect(Object.keys(r.files).sort()).toEqual([
+      '.meshdeck-layout.json',
+      'mesh.yaml',
+      'svc/echo-v1.yaml',
+      'svc/echo-v2.yaml',
+    ]);
+    expect(r.files['svc/echo-v2.yaml']).toBe(
+      replaceOnce(
+        theirs['svc/echo-v2.yaml'],
+        'name: echo-v2, namespace: default }',
+        'name: echo-v2, namespace: default, labels: { a: b } }',
+      ),
+    );
+  });
+
+  it('merges items of a kind: List document through the Document API', () => {
+    const list = `apiVersion: v1
+kind: List
+# two services
+items:
+  - apiVersion: v1
+    kind: Service
+    metadata: { name: a }
+    spec: { ports: [{ port: 1 }] } # port one
+  - apiVersion: v1
+    kind: Service
+    metadata: { name: b }
+    spec: { ports: [{ port: 2 }] }
+`;
+    const base = { 'list.yaml': list, 'other.yaml': CLUSTER };
+    const ours = { ...base, 'list.yaml': replaceOnce(list, 'port: 2 }', 'port: 3 }') };
+    const theirs = { ...base, 'list.yaml': replaceOnce(list, '# port one', '# port one!') };
+    const r = rebaseDraft({ base, ours, theirs });
+    expect(r.conflicts).toEqual([]);
+    expect(r.files['list.yaml']).toContain('# port one!');
+    expect(r.files['list.yaml']).toContain('# two services');
+    const v = values(r.files);
+    expect(v['Service/default/b']![0]!.value.spec).toEqual({ ports: [{ port: 3 }] });
+    expect(v['Service/default/a']![0]!.value.spec).toEqual({ ports: [{ port: 1 }] });
+    // Deleting an item.
+    const oursDel = {
+      ...base,
+      'list.yaml': list.slice(
+        0,
+        list.indexOf('  - apiVersion: v1\n    kind: Service\n    metadata: { name: b }'),
+      ),
+    };
+    const d = rebaseDraft({ base, ours: oursDel, theirs });
+    expect(d.conflicts).toEqual([]);
+    expect(Object.keys(values(d.files)).sort()).toEqual([
+      'Service/default/a',
+      'Service/default/echo-v1',
+      'Service/default/echo-v2',
+    ]);
+    expect(d.files['list.yaml']).toContain('# port one!');
+  });
+
   it('merges the layout file key by key, and makes other non-object files a file conflict', () => {
     const layout = (o: Record<string, { x: number; y: number }>) => JSON.stringify(o);
     const base = {

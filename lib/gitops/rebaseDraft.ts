@@ -17,6 +17,7 @@ import {
   type ObjectPlacement,
   parseFile,
   parseFiles,
+  type ParseCache,
   type ParsedFile,
   type ParsedFiles,
   queueRemove,
@@ -78,9 +79,10 @@ export interface RebaseResult {
 /** Three-way merges the draft onto the new tip of its base branch, object by object. */
 export function rebaseDraft(input: RebaseInput): RebaseResult {
   const { base, ours, theirs } = input;
-  const B = parseFiles(base);
-  const O = parseFiles(ours);
-  const T = parseFiles(theirs);
+  const cache: ParseCache = new Map();
+  const B = parseFiles(base, cache);
+  const O = parseFiles(ours, cache);
+  const T = parseFiles(theirs, cache);
   const conflicts: RebaseConflict[] = [];
   const merged: MergedObject[] = [];
   const notes: string[] = [];
@@ -176,8 +178,8 @@ export function rebaseDraft(input: RebaseInput): RebaseResult {
     }
   }
 
-  const placed = placeObjects(files, desired, broken);
-  const failed = new Set(verify(placed, desired, broken));
+  const placed = placeObjects(files, desired, broken, cache);
+  const failed = new Set(verify(placed, desired, broken, cache));
   for (const key of failed) {
     const i = merged.findIndex((m) => m.key === key);
     if (i >= 0) merged.splice(i, 1);
@@ -242,10 +244,11 @@ export function resolveConflict(
     placement = p;
   }
   const desired = new Map([[key, placement]]);
+  const cache: ParseCache = new Map();
   const broken = new Set<string>();
-  for (const [p, text] of Object.entries(result.files)) if (parseFile(p, text).error) broken.add(p);
-  const files = placeObjects(result.files, desired, broken);
-  if (verify(files, desired, broken).length > 0)
+  for (const [p, f] of parseFiles(result.files, cache).files) if (f.error) broken.add(p);
+  const files = placeObjects(result.files, desired, broken, cache);
+  if (verify(files, desired, broken, cache).length > 0)
     return { ok: false, error: `${key} could not be written into ${placement?.file ?? 'its file'}` };
   const merged = [...result.merged.filter((m) => m.key !== key), { key, from }];
   return { ok: true, result: { files, conflicts: rest, merged, notes: result.notes } };
@@ -258,8 +261,9 @@ function placeObjects(
   input: FileMap,
   desired: ReadonlyMap<string, ObjectPlacement | null>,
   broken: ReadonlySet<string>,
+  cache: ParseCache,
 ): Record<string, string> {
-  const current = parseFiles(input);
+  const current = parseFiles(input, cache);
   const edits = new Map<string, FileEdits>();
   const editsOf = (file: string) => {
     let e = edits.get(file);
@@ -301,8 +305,9 @@ function verify(
   files: FileMap,
   desired: ReadonlyMap<string, ObjectPlacement | null>,
   broken: ReadonlySet<string>,
+  cache: ParseCache,
 ): string[] {
-  const now = parseFiles(files);
+  const now = parseFiles(files, cache);
   const bad: string[] = [];
   for (const [key, want] of desired) {
     const occ = (now.byKey.get(key) ?? []).filter((x) => !broken.has(x.file));

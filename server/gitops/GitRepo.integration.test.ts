@@ -10,9 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readMeshDirContent } from '../console/meshDirFiles';
 import type { GitCredentials } from './gitCredentials';
 import { GitError, isGitError } from './gitErrors';
-import { GitRepo } from './GitRepo';
+import { fileChanges, GitRepo } from './GitRepo';
 import {
   ensureLocalRepository,
+  isMeshFile,
   loadOrInitRepositoryConfig,
   localRepositoryPaths,
   openRepository,
@@ -366,6 +367,48 @@ describe('a smart-HTTP remote behind basic auth', () => {
     );
     expect(down.kind).toBe('network-unreachable');
     expect(everything(down)).not.toContain(TOKEN);
+  });
+});
+
+describe('one repository, several callers', () => {
+  it('commits on two branches at once, and a diff of file maps commits exactly the changes', async () => {
+    const repo = await GitRepo.clone(remote.url('mesh'), path.join(tmp, 'clone-parallel'), {
+      credentials: GOOD,
+    });
+    const base = await repo.readFiles('origin/main', 'mesh', isMeshFile);
+    const drafts = ['one', 'two', 'three'].map((n) => ({
+      branch: `meshdeck/parallel-${n}`,
+      files: {
+        ...base,
+        [`${n}.yaml`]: `name: ${n}\n`,
+        '.meshdeck-layout.json': `{"${n}": {"x": 1, "y": 2}}\n`,
+      },
+    }));
+    for (const d of drafts) await repo.createBranch(d.branch, 'origin/main');
+    const results = await Promise.all(
+      drafts.map((d) =>
+        repo.commitFiles({
+          branch: d.branch,
+          dir: 'mesh',
+          changes: fileChanges(base, d.files),
+          message: d.branch,
+          author: ALICE,
+        }),
+      ),
+    );
+    for (const [i, d] of drafts.entries()) {
+      expect(results[i]!.changed.sort()).toEqual(
+        ['.meshdeck-layout.json', `${d.branch.split('-').pop()}.yaml`].sort(),
+      );
+      expect(await repo.readFiles(d.branch, 'mesh', isMeshFile)).toEqual(d.files);
+    }
+    expect(fileChanges({ a: '1', b: '2', c: '3' }, { a: '1', b: '20', d: '4' })).toEqual({
+      b: '20',
+      c: null,
+      d: '4',
+    });
+    expect(['a.yaml', 'b/c.yml', 'd.json', '.meshdeck-layout.json'].every(isMeshFile)).toBe(true);
+    expect(['README.md', '.hidden/x.yaml', 'node_modules/x.yaml', 'x.yaml.bak'].some(isMeshFile)).toBe(false);
   });
 });
 

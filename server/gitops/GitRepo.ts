@@ -101,6 +101,14 @@ export interface GitLogEntry {
   subject: string;
 }
 
+/** The changes that turn the files `before` into `after` (paths relative to the same directory). */
+export function fileChanges(before: Record<string, string>, after: Record<string, string>): FileChanges {
+  const changes: FileChanges = {};
+  for (const [p, text] of Object.entries(after)) if (before[p] !== text) changes[p] = text;
+  for (const p of Object.keys(before)) if (!(p in after)) changes[p] = null;
+  return changes;
+}
+
 const BRANCH_NAME = /^(?!-)(?!.*\.\.)(?!.*\/\/)(?!.*@\{)(?!.*\/\.)(?!\.)[A-Za-z0-9._/+-]{1,200}$/;
 
 /** Why a name cannot be a branch Meshdeck creates or pushes, or undefined if it can. */
@@ -150,6 +158,8 @@ interface RunResult {
 export class GitRepo {
   private readonly credentials: GitCredentials;
   private readonly remote: string;
+  /** Operations that change refs run one after another (reads run freely). */
+  private queue: Promise<unknown> = Promise.resolve();
 
   private constructor(
     /** The repository's folder (its working tree, which Meshdeck never checks out into). */
@@ -227,7 +237,11 @@ export class GitRepo {
   }
 
   /** Fetches from the remote (pruning deleted branches); answers the remote's branch heads. */
-  async fetch(): Promise<Record<string, string>> {
+  fetch(): Promise<Record<string, string>> {
+    return this.exclusive(() => this.fetchNow());
+  }
+
+  private async fetchNow(): Promise<Record<string, string>> {
     await this.run('fetch', ['fetch', '--quiet', '--prune', '--no-tags', this.remote], { network: true });
     const out = await this.text('fetch', [
       'for-each-ref',
@@ -347,7 +361,11 @@ export class GitRepo {
   }
 
   /** Creates (or with `force`, moves) the local branch `name` at `from` (a commit or ref). */
-  async createBranch(name: string, from: string, opts: { force?: boolean } = {}): Promise<string> {
+  createBranch(name: string, from: string, opts: { force?: boolean } = {}): Promise<string> {
+    return this.exclusive(() => this.createBranchNow(name, from, opts));
+  }
+
+  private async createBranchNow(name: string, from: string, opts: { force?: boolean }): Promise<string> {
     const problem = branchNameProblem(name);
     if (problem) throw new GitError('branch', 'refused', null, '', problem);
     const sha = await this.revParse(from);
@@ -360,7 +378,11 @@ export class GitRepo {
    * branch to the new commit (only if it is still where it was: a concurrent move is a
    * 'non-fast-forward' GitError). No change at all is a 'nothing-to-commit' GitError.
    */
-  async commitFiles(o: CommitFilesOptions): Promise<CommitResult> {
+  commitFiles(o: CommitFilesOptions): Promise<CommitResult> {
+    return this.exclusive(() => this.commitFilesNow(o));
+  }
+
+  private async commitFilesNow(o: CommitFilesOptions): Promise<CommitResult> {
     const problem = branchNameProblem(o.branch);
     if (problem) throw new GitError('commit', 'refused', null, '', problem);
     const d = normDir(o.dir);
@@ -374,7 +396,7 @@ export class GitRepo {
         `branch ${o.branch} moved: it is at ${parent}, not at ${o.expectedHead}`,
       );
     const tmp = await mkdtemp(path.join(os.tmpdir(), 'meshdeck-worktree-'));
-    const wt = path.join(tmp, 'wt');
+    const wt = path.join(tmp, path.basename(tmp)); // the worktree's name in .git/worktrees: unique
     try {
       await this.run('commit', ['worktree', 'add', '--quiet', '--detach', wt, parent]);
       await writeChanges(wt, d, o.changes, 'commit');
@@ -417,7 +439,11 @@ export class GitRepo {
    * Pushes the local `branch` to the remote. A remote branch that moved is a 'non-fast-forward'
    * GitError; force (with lease) is refused for protected branches before git runs.
    */
-  async push(branch: string, opts: PushOptions = {}): Promise<PushResult> {
+  push(branch: string, opts: PushOptions = {}): Promise<PushResult> {
+    return this.exclusive(() => this.pushNow(branch, opts));
+  }
+
+  private async pushNow(branch: string, opts: PushOptions): Promise<PushResult> {
     const remoteBranch = opts.remoteBranch ?? branch;
     for (const b of [branch, remoteBranch]) {
       const problem = branchNameProblem(b);
@@ -493,13 +519,17 @@ export class GitRepo {
    * temporary worktree; authors kept) and moves the branch there. A conflict leaves the branch as it
    * was and is a 'merge-conflict' GitError listing the conflicting paths. Answers the new tip.
    */
-  async rebaseBranch(branch: string, onto: string): Promise<string> {
+  rebaseBranch(branch: string, onto: string): Promise<string> {
+    return this.exclusive(() => this.rebaseBranchNow(branch, onto));
+  }
+
+  private async rebaseBranchNow(branch: string, onto: string): Promise<string> {
     const problem = branchNameProblem(branch);
     if (problem) throw new GitError('rebase', 'refused', null, '', problem);
     const tip = await this.revParse(`refs/heads/${branch}`);
     const base = await this.revParse(onto);
     const tmp = await mkdtemp(path.join(os.tmpdir(), 'meshdeck-worktree-'));
-    const wt = path.join(tmp, 'wt');
+    const wt = path.join(tmp, path.basename(tmp)); // the worktree's name in .git/worktrees: unique
     const env = identityEnv(MESHDECK_AUTHOR, MESHDECK_AUTHOR);
     try {
       await this.run('rebase', ['worktree', 'add', '--quiet', '--detach', wt, tip]);
@@ -540,6 +570,12 @@ export class GitRepo {
   /** Takes this repository's secrets out of a text (for logs and messages made outside this class). */
   redact(text: string): string {
     return redact(text, secretsOf(this.credentials), usernamesOf(this.credentials));
+  }
+
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(fn, fn);
+    this.queue = run.catch(() => undefined);
+    return run;
   }
 
   private async text(op: string, args: string[], o: RunOptions = {}): Promise<string> {

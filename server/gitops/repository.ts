@@ -11,6 +11,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { lstat, mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { LAYOUT_FILE } from '@/lib/console/draftDoc';
+import { managedPathProblem } from '../console/meshDirFiles';
 import { GitRepo, type GitRepoOptions } from './GitRepo';
 import {
   gitopsDir,
@@ -26,6 +28,15 @@ export const DEFAULT_LOCAL_MESH_EXAMPLE = 'seed-example-1';
 
 /** Files copied from the examples at most (the repository ships a handful). */
 const MAX_EXAMPLE_FILES = 1000;
+
+/**
+ * Whether a path in the mesh directory is one the console's draft holds: a managed manifest
+ * (`*.yaml`, `*.yml`, `*.json`, outside dot-folders and node_modules, as the control plane reads
+ * them) or the layout file. The filter for `GitRepo.readFiles` of a mesh directory.
+ */
+export function isMeshFile(p: string): boolean {
+  return p === LAYOUT_FILE || managedPathProblem(p) === undefined;
+}
 
 /** Paths of the local default repository. */
 export function localRepositoryPaths(stateDir: string): { root: string; remote: string; work: string } {

@@ -285,7 +285,8 @@ export class GitRepo {
 
   /** Whether `ancestor` is `descendant` or one of its ancestors (a push from it would fast-forward). */
   async isAncestor(ancestor: string, descendant: string): Promise<boolean> {
-    const r = await this.run('merge-base', ['merge-base', '--is-ancestor', ancestor, descendant], {
+    const [a, d] = [await this.revParse(ancestor), await this.revParse(descendant)];
+    const r = await this.run('merge-base', ['merge-base', '--is-ancestor', a, d], {
       okExit: [1],
     });
     return r.exitCode === 0;
@@ -675,6 +676,8 @@ function gitEnv(isolate: boolean, extra: Record<string, string>): Record<string,
     GIT_TERMINAL_PROMPT: '0',
     GCM_INTERACTIVE: 'never',
     GIT_OPTIONAL_LOCKS: '0',
+    // A mesh directory named `a*` or `:(glob)x` is a folder name, not a pattern.
+    GIT_LITERAL_PATHSPECS: '1',
     ...(isolate ? { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' } : {}),
     ...extra,
   });

@@ -175,6 +175,8 @@ export interface PullRequestInput {
   perProxy: readonly ProxyRenderedChanges[];
   /** Why xDS could not be rendered, when it could not. */
   xdsError?: string;
+  /** The first line (default: it was opened from the console; the CLI says it was computed). */
+  intro?: string;
 }
 
 const SEVERITY_ORDER: Record<Severity, number> = { error: 0, warning: 1, info: 2 };
@@ -183,7 +185,7 @@ const SEVERITY_LABEL: Record<Severity, string> = { error: '**error**', warning: 
 /** The pull request's description in Markdown: changes, diagnostics (errors first), per-proxy dataplane changes. */
 export function pullRequestBody(input: PullRequestInput): string {
   const { changes, perProxy } = input;
-  const out: string[] = ['Opened from the Meshdeck console.', '', '## Changes', ''];
+  const out: string[] = [input.intro ?? 'Opened from the Meshdeck console.', '', '## Changes', ''];
   if (changes.objects.length === 0 && changes.files.length === 0) out.push('No changes.');
   if (changes.objects.length > 0) {
     out.push('| change | object | file |', '| --- | --- | --- |');

@@ -6,6 +6,7 @@ export type CliCommand =
   | { command: 'help' }
   | { command: 'version' }
   | { command: 'check'; dir: string; json: boolean }
+  | { command: 'diff'; base: string; head: string; json: boolean }
   | {
       command: 'render';
       dir: string;
@@ -57,6 +58,7 @@ export class UsageError extends CliError {
 /** The synopsis printed under a usage error. */
 export const USAGE = `Usage:
   meshdeck check DIR [--json]
+  meshdeck diff BASE_DIR HEAD_DIR [--json]
   meshdeck render DIR --format l7mp|ops [--proxy NAME] [--live] [--local-mesh]
   meshdeck render DIR --format xds [--proxy NAME] [--local-mesh]
   meshdeck serve [DIR] [--host 127.0.0.1] [--port 3000] [--token T] [--xds-listen [HOST:]PORT] [--xds-insecure | --no-xds]
@@ -74,6 +76,14 @@ Usage:
       manifests, read recursively, or a single file) and print every diagnostic.
       --json    print {"diagnostics": [...]} instead of text
       Exit status: 1 if there is any error, else 0.
+
+  meshdeck diff BASE_DIR HEAD_DIR [--json]
+      What changing the mesh in BASE_DIR into the one in HEAD_DIR does (e.g. a pull request's
+      base and head checkouts): the objects added, modified and deleted, HEAD's diagnostics, and
+      per proxy the l7mp REST operations and the xDS resources that change. Prints the Markdown
+      that Meshdeck puts in a pull request's description (fit for a PR comment).
+      --json    print {"changes", "rendered"} instead
+      Exit status: 1 if HEAD_DIR's mesh has errors, else 0.
 
   meshdeck render DIR --format l7mp|ops [--proxy NAME] [--live] [--local-mesh]
       Print JSON for each proxy to stdout; errors and warnings go to stderr.
@@ -143,6 +153,7 @@ const REPEATABLE = new Set(['label']);
 /** Flags each command accepts, and whether they take a value. */
 const FLAGS = {
   check: { json: false },
+  diff: { json: false },
   render: { format: true, proxy: true, live: false, 'local-mesh': false },
   serve: { host: true, port: true, token: true, 'xds-listen': true, 'xds-insecure': false, 'no-xds': false },
   xds: { listen: true, insecure: false, 'tls-dir': true },
@@ -155,11 +166,18 @@ export function parseArgs(argv: readonly string[]): CliCommand {
   if (first === undefined || first === 'help' || first === '--help' || first === '-h')
     return { command: 'help' };
   if (first === '--version' || first === '-V') return { command: 'version' };
-  if (first !== 'check' && first !== 'render' && first !== 'serve' && first !== 'xds' && first !== 'probe') {
+  if (
+    first !== 'check' &&
+    first !== 'diff' &&
+    first !== 'render' &&
+    first !== 'serve' &&
+    first !== 'xds' &&
+    first !== 'probe'
+  ) {
     throw new UsageError(
       first.startsWith('-')
         ? `unknown option ${first}`
-        : `unknown command "${first}" (commands: check, render, serve, xds, probe)`,
+        : `unknown command "${first}" (commands: check, diff, render, serve, xds, probe)`,
     );
   }
   const { positionals, flags, help, repeated } = splitArgs(first, rest);
@@ -167,6 +185,13 @@ export function parseArgs(argv: readonly string[]): CliCommand {
   if (first === 'serve') return parseServe(positionals, flags);
   if (first === 'xds') return parseXds(positionals, flags);
   if (first === 'probe') return parseProbe(positionals, flags, repeated);
+  if (first === 'diff') {
+    const [base, head, ...more] = positionals;
+    if (base === undefined || head === undefined)
+      throw new UsageError('diff: needs BASE_DIR and HEAD_DIR (two mesh directories)');
+    if (more.length > 0) throw new UsageError(`diff: unexpected argument "${more[0]}"`);
+    return { command: 'diff', base, head, json: flags.has('json') };
+  }
   const [dir, ...extra] = positionals;
   if (dir === undefined) throw new UsageError(`${first}: missing DIR (a directory or a manifest file)`);
   if (extra.length > 0) throw new UsageError(`${first}: unexpected argument "${extra[0]}"`);

@@ -22,6 +22,8 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
       // Loaded on demand: the engine (and zod) take most of the start-up time, which --help need not pay.
       case 'check':
         return await (await import('./runCheck')).runCheck(cmd, io);
+      case 'diff':
+        return await (await import('./runDiff')).runDiff(cmd, io);
       case 'render':
         return await (await import('./runRender')).runRender(cmd, io);
       case 'serve':

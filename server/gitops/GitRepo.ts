@@ -14,7 +14,7 @@ import { spawn } from 'node:child_process';
 import { lstat, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { credentialEnv, type GitCredentials, secretsOf, usernamesOf } from './gitCredentials';
+import { type GitCredentials, secretsOf, usernamesOf, withCredentialEnv } from './gitCredentials';
 import { classifyGitFailure, GitError, type GitErrorKind, redact } from './gitErrors';
 
 /** Who a commit is by. */
@@ -585,13 +585,20 @@ export class GitRepo {
 
   /** Runs git (no shell) with the time limit; exit codes outside `okExit` become a GitError. */
   private run(op: string, args: string[], o: RunOptions = {}): Promise<RunResult> {
+    if (!o.network) return this.spawnGit(op, args, o, {});
+    return withCredentialEnv(this.credentials, (credEnv) => this.spawnGit(op, args, o, credEnv));
+  }
+
+  private spawnGit(
+    op: string,
+    args: string[],
+    o: RunOptions,
+    credEnv: Record<string, string>,
+  ): Promise<RunResult> {
     const timeoutMs = o.network
       ? (this.options.timeouts?.networkMs ?? 120_000)
       : (this.options.timeouts?.localMs ?? 30_000);
-    const env = gitEnv(this.options.isolateConfig ?? true, {
-      ...(o.network ? credentialEnv(this.credentials) : {}),
-      ...o.env,
-    });
+    const env = gitEnv(this.options.isolateConfig ?? true, { ...credEnv, ...o.env });
     const fullArgs = [
       '-c',
       'credential.helper=',

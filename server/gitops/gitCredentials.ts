@@ -4,7 +4,7 @@
  * script that prints it from the child's environment; an SSH key through GIT_SSH_COMMAND, which names
  * only the key file. Whatever git prints is redacted with `secretsOf` before anyone sees it.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -28,25 +28,28 @@ case "$1" in
 esac
 `;
 
-let askpassPath: string | undefined;
-
-/** The askpass script of this process, written once into a private temp folder (removed on exit). */
-function askpassScript(): string {
-  if (askpassPath) return askpassPath;
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'meshdeck-askpass-'));
-  const file = path.join(dir, 'askpass.sh');
-  writeFileSync(file, ASKPASS_SCRIPT, { mode: 0o700 });
-  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-  return (askpassPath = file);
-}
-
-/** The environment variables that give git these credentials (and nothing on its command line). */
-export function credentialEnv(c: GitCredentials): Record<string, string> {
+/**
+ * Runs `fn` with the environment variables that give git these credentials (and nothing on its
+ * command line). A token's askpass script lives in a private temp folder (0700) for the duration of
+ * the call only, so no process, crashed or not, leaves one behind for long.
+ */
+export async function withCredentialEnv<T>(
+  c: GitCredentials,
+  fn: (env: Record<string, string>) => Promise<T>,
+): Promise<T> {
   switch (c.kind) {
     case 'none':
-      return {};
-    case 'token':
-      return { GIT_ASKPASS: askpassScript(), [USER_ENV]: c.username, [TOKEN_ENV]: c.token };
+      return fn({});
+    case 'token': {
+      const dir = await mkdtemp(path.join(os.tmpdir(), 'meshdeck-askpass-'));
+      try {
+        const file = path.join(dir, 'askpass.sh');
+        await writeFile(file, ASKPASS_SCRIPT, { mode: 0o700 });
+        return await fn({ GIT_ASKPASS: file, [USER_ENV]: c.username, [TOKEN_ENV]: c.token });
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    }
     case 'ssh': {
       const opts = [
         'ssh',
@@ -57,7 +60,7 @@ export function credentialEnv(c: GitCredentials): Record<string, string> {
         '-o BatchMode=yes',
         ...(c.knownHostsFile ? [`-o UserKnownHostsFile=${shellQuote(c.knownHostsFile)}`] : []),
       ];
-      return { GIT_SSH_COMMAND: opts.join(' '), GIT_SSH_VARIANT: 'ssh' };
+      return fn({ GIT_SSH_COMMAND: opts.join(' '), GIT_SSH_VARIANT: 'ssh' });
     }
   }
 }

@@ -24,9 +24,10 @@
  *   the error badge on its node (the same compilation feeds the markers, the list and the preview),
  *   and the edit back -> the badge gone. Timed inside the page, from the input event to the DOM change.
  *
- * The first full run (before these figures) hung at 5,000 nodes: ELK's default layered options
- * (thoroughness 7, greedy switch, orthogonal edge routing) did not finish within 300 s on a graph
- * that size; the canvas now groups it, and lays out with cheaper options (components/console/layoutGraph.ts).
+ * The first full run hung: the observer below, compiled by tsx with keepNames, called an `__name`
+ * helper the page does not have, so it never recorded anything and the wait ran out (see the init
+ * script in main). ELK's default layered options were slow as well (19-33 s for 5,000 nodes in Node);
+ * the canvas now groups large graphs and lays out with cheaper options (components/console/layoutGraph.ts).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
@@ -48,6 +49,10 @@ const P8_MAX = Number(arg('p8-max') ?? 1000);
 const SHOTS = arg('shots');
 
 const draftOf = (groups: number): DraftDoc => syntheticDraft(groups, PROXIES);
+const t0 = performance.now();
+/** Progress on stderr, so a run that stalls says where. */
+const step = (what: string) =>
+  console.error(`[bench:ui ${Math.round((performance.now() - t0) / 1000)} s] ${what}`);
 
 /** Graph nodes per group, measured on a small draft (the graph is linear in the groups). */
 function nodesPerGroup(): number {
@@ -219,6 +224,10 @@ async function main() {
   try {
     const context = await browser.newContext({ baseURL: url, viewport: { width: 1600, height: 900 } });
     const page = await context.newPage();
+    // tsx compiles this file with keepNames: functions passed to the page call its `__name` helper,
+    // which the page lacks. Without this the observer threw at once and the first run waited 300 s
+    // for a layout it could never see.
+    await page.addInitScript({ content: 'window.__name = (f) => f;' });
     await page.addInitScript(OBSERVER);
     await page.goto('/?token=' + encodeURIComponent(token));
     await page.waitForFunction(
@@ -226,9 +235,11 @@ async function main() {
     );
     for (const n of sizes) {
       const groups = Math.max(1, Math.round((n - PROXIES) / perGroup));
-      const t0 = performance.now();
+      step(`${n} nodes: saving the draft (${groups} groups)`);
+      const saveStart = performance.now();
       await saveDraft(page, draftOf(groups));
-      const saveMs = performance.now() - t0;
+      const saveMs = performance.now() - saveStart;
+      step(`${n} nodes: opening the console`);
       const route = `Route/default/route-${Math.floor(groups / 2)}`;
       // A deep link selects the Route, so its form is in the Inspector for P8; the query makes it a
       // new document (a hash change alone would not load the page again).
@@ -248,6 +259,7 @@ async function main() {
         }));
         throw new Error(`${n} nodes: not laid out (${JSON.stringify(state)}): ${(e as Error).message}`);
       }
+      step(`${n} nodes: laid out`);
       const ui = await page.evaluate(() => (window as unknown as { __ui: Record<string, number> }).__ui);
       const nodes = await page.locator('.react-flow__node').count();
       const edges = await page.locator('.react-flow__edge').count();
@@ -255,6 +267,7 @@ async function main() {
       const groupNodes = await page.locator('.react-flow__node-meshGroup').count();
       await page.waitForTimeout(500);
       if (SHOTS) await page.screenshot({ path: `${SHOTS}/bench-ui-${n}.png` });
+      step(`${n} nodes: panning`);
       const panned = await pan(page);
       let expand: Awaited<ReturnType<typeof expandGroup>> | undefined;
       if (groupNodes > 0) {
@@ -265,6 +278,7 @@ async function main() {
       }
       let p8: Record<string, unknown> | undefined;
       if (n <= P8_MAX) {
+        step(`${n} nodes: P8 edits`);
         await page.waitForSelector('[data-field-path="spec.destination"] input[type="text"]');
         const original = await page.inputValue('[data-field-path="spec.destination"] input[type="text"]');
         const toMarker: number[] = [];

@@ -5,6 +5,8 @@ import {
   Background,
   Controls,
   type Edge,
+  type EdgeChange,
+  type EdgeSelectionChange,
   MarkerType,
   MiniMap,
   type NodeChange,
@@ -109,13 +111,15 @@ function Canvas({
   const grouping = useMemo(() => (grouped ? groupGraph(graph) : undefined), [graph, grouped]);
   const [expanded, setExpanded] = useState<ReadonlySet<string>>(() => new Set());
   // The selected node's group opens with it (a deep link, a diagnostic picked in the list).
-  const open = useMemo(() => {
+  // Keyed by content, so a click that opens nothing new keeps the layout (and the flat view's) as is.
+  const openKey = useMemo(() => {
     const g = selectedId ? grouping?.groupOf[selectedId] : undefined;
     const known = new Set(grouping?.groups.map((x) => x.id));
     const out = new Set([...expanded].filter((id) => known.has(id)));
     if (g) out.add(g);
-    return out;
+    return [...out].sort().join('\n');
   }, [expanded, grouping, selectedId]);
+  const open = useMemo(() => new Set(openKey ? openKey.split('\n') : []), [openKey]);
   const view = useMemo(
     () => (grouping ? groupedView(graph, grouping, open) : undefined),
     [graph, grouping, open],
@@ -276,6 +280,20 @@ function Canvas({
     if (local.length > 0) setNodes((ns) => applyNodeChanges(local, ns));
   }, []);
 
+  // Edge selection (a click, or Enter on a focused edge) is the canvas's own state: one edge at a
+  // time, and no node with it, so Delete never takes a node along.
+  const onEdgesChange = useCallback(
+    (changes: EdgeChange[]) => {
+      const picked = changes.find((c): c is EdgeSelectionChange => c.type === 'select' && c.selected);
+      if (picked) {
+        setSelectedEdge(picked.id);
+        onSelect(undefined);
+      } else if (changes.some((c) => c.type === 'select' && !c.selected && c.id === selectedEdge))
+        setSelectedEdge(undefined);
+    },
+    [onSelect, selectedEdge],
+  );
+
   const shownCount = view ? view.nodes.length + view.collapsed.length : graph.nodes.length;
   return (
     <div className="canvas" data-testid="canvas">
@@ -292,12 +310,7 @@ function Canvas({
             setExpanded((s) => new Set([...s, n.id]));
           } else if (n.type === 'mesh') onSelect(n.id);
         }}
-        onEdgeClick={(_, e) => {
-          if (!e.selectable) return;
-          // One edge at a time, and no node with it: Delete must not take a node along.
-          setSelectedEdge(e.id);
-          onSelect(undefined);
-        }}
+        onEdgesChange={onEdgesChange}
         onPaneClick={() => {
           setSelectedEdge(undefined);
           onSelect(undefined);

@@ -1,8 +1,8 @@
 'use client';
 
 import { useQuery } from '@tanstack/react-query';
-import { useCallback, useDeferredValue, useEffect, useMemo, useState } from 'react';
-import { compileDraft, type DraftCompilation, inferPodsDir } from '@/lib/console/compileDraft';
+import { useCallback, useDeferredValue, useEffect, useState } from 'react';
+import { type DraftCompilation, inferPodsDir } from '@/lib/console/compileDraft';
 import type { DraftCommand } from '@/lib/console/draftCommands';
 import { draftAsYaml } from '@/lib/console/exportDraft';
 import { newObject, type PaletteKind } from '@/lib/console/palette';
@@ -20,6 +20,7 @@ import { PreviewPanel } from './PreviewPanel';
 import { liveStateQuery } from './queries';
 import { ShortcutsDialog } from './ShortcutsDialog';
 import { Toolbar } from './Toolbar';
+import { useCompiledDraft } from './useCompiledDraft';
 import { useConsoleDraft } from './useConsoleDraft';
 import { useLiveEvents } from './useLiveEvents';
 import { useSession } from './useSession';
@@ -66,24 +67,23 @@ export function ConsoleApp() {
   const [dialog, setDialog] = useState<'import' | 'help' | undefined>();
   const [toast, setToast] = useState<string | undefined>();
 
-  // Typing stays responsive on big meshes: the engine runs on the latest draft React can afford.
+  // Typing stays responsive on big meshes: the canvas follows the latest draft React can afford.
   const present = useDeferredValue(draft.history.present);
   // On the local mesh the console compiles as the server checks and pushes (loopback adaptations).
   const localMesh = live?.mesh.mode === 'local';
   const [podsDir, setPodsDir] = useState<string | undefined>();
-  const compilation = useMemo(
-    () => compileDraft(present, localMesh ? { localMesh: { podsDir: podsDir ?? '' } } : {}),
-    [present, localMesh, podsDir],
-  );
+  // The engine runs in a worker on every edit (latest wins), so typing never waits for it.
+  const compilation = useCompiledDraft(
+    draft.history.present,
+    localMesh ? { localMesh: { podsDir: podsDir ?? '' } } : {},
+    { initialSync: true },
+  )!;
   usePodsDir(localMesh && podsDir === undefined, compilation, live, setPodsDir);
   // The cluster rendering is a second compile, so it only runs while the Preview shows it.
-  const clusterL7mp = useMemo(
-    () =>
-      localMesh && previewFor === 'cluster' && tab === 'preview'
-        ? compileDraft(present, { xds: false }).l7mp
-        : undefined,
-    [localMesh, previewFor, tab, present],
-  );
+  const clusterL7mp = useCompiledDraft(
+    draft.history.present,
+    localMesh && previewFor === 'cluster' && tab === 'preview' ? { xds: false } : null,
+  )?.l7mp;
   const apply = useApply(draft.flush);
 
   useEffect(() => {

@@ -1,5 +1,6 @@
 /**
- * The engine run on the draft in the browser, on every edit: draft -> snapshot -> compileMesh ->
+ * The engine run on the draft in the browser (in a Web Worker, components/console/compile.worker.ts,
+ * latest edit wins), on every edit: draft -> snapshot -> compileMesh ->
  * graph, plus the xDS resources when they render, with each diagnostic mapped to where the console
  * shows it (a file line for the YAML editor, a node for the canvas, a field for the form).
  */
@@ -24,10 +25,14 @@ export interface FileMarker {
   diagnostic: Diagnostic;
 }
 
+/**
+ * What the console's panels read of a compilation: the part the compile worker sends back (the
+ * snapshot and the engine's whole result stay in the worker; copying them cost more than they serve).
+ */
 export interface DraftCompilation {
   model: DraftModel;
-  snapshot: Snapshot;
-  compiled: CompiledMesh;
+  /** The resolved mesh's proxies (the Preview lists them). */
+  compiled: { mesh: Pick<CompiledMesh['mesh'], 'proxies'> };
   graph: MeshGraph;
   /**
    * Each l7mp proxy's desired config, by proxy id (`namespace/pod`): on the local mesh, as the local
@@ -45,6 +50,29 @@ export interface DraftCompilation {
   diagnosticNodes: (string | undefined)[];
 }
 
+/** A compilation with everything the engine produced. */
+export interface FullDraftCompilation extends DraftCompilation {
+  snapshot: Snapshot;
+  compiled: CompiledMesh;
+}
+
+/**
+ * The panels' part of a compilation without the model, which the main thread rebuilds from the draft
+ * for less than copying it costs (parseDraft keeps each unchanged file's parse).
+ */
+export function compilationForTransfer(c: DraftCompilation): Omit<DraftCompilation, 'model'> {
+  return {
+    compiled: { mesh: { proxies: c.compiled.mesh.proxies } },
+    graph: c.graph,
+    l7mp: c.l7mp,
+    localMesh: c.localMesh,
+    xds: c.xds,
+    diagnostics: c.diagnostics,
+    markers: c.markers,
+    diagnosticNodes: c.diagnosticNodes,
+  };
+}
+
 export interface CompileOptions {
   /** Render xDS too (default true). */
   xds?: boolean;
@@ -56,7 +84,7 @@ export interface CompileOptions {
 }
 
 /** Compiles a draft. Never throws: a failing stage leaves a diagnostic and the others run. */
-export function compileDraft(draft: DraftDoc, opts: CompileOptions = {}): DraftCompilation {
+export function compileDraft(draft: DraftDoc, opts: CompileOptions = {}): FullDraftCompilation {
   const model = parseDraft(draft);
   const parsed = draftSnapshot(draft.files);
   let snapshot = parsed;

@@ -1,0 +1,80 @@
+'use client';
+
+import { useEffect, useRef, useState } from 'react';
+import { type CompileOptions, compileDraft, type DraftCompilation } from '@/lib/console/compileDraft';
+import type { DraftDoc } from '@/lib/console/draftDoc';
+import { parseDraft } from '@/lib/console/draftModel';
+import { LatestWins } from '@/lib/console/latestWins';
+import type { CompileRequest } from './compile.worker';
+
+type Request = Omit<CompileRequest, 'id'>;
+/** A result as the worker sends it (no model) or as the inline fallback makes it. */
+type Wire = Omit<DraftCompilation, 'model'> & { model?: DraftCompilation['model'] };
+type Reply = { id: number; result?: Wire; error?: string };
+
+/** Starts the compile worker answering `s`; throws where there are no Web Workers (`s` then compiles inline). */
+function startWorker(s: LatestWins<Request, Wire>): Worker {
+  const worker = new Worker(new URL('./compile.worker.ts', import.meta.url), { type: 'module' });
+  worker.onmessage = (e: MessageEvent<Reply>) => {
+    if (e.data.result) s.receive(e.data.id, e.data.result);
+    else s.receiveError(e.data.id);
+  };
+  worker.onerror = (e) => {
+    e.preventDefault();
+    s.fail();
+  };
+  return worker;
+}
+
+/**
+ * The draft compiled off the main thread, on every change of `draft` or `opts` (null: not needed, the
+ * result is undefined). Latest wins: a change made while a compile runs supersedes every change before
+ * it, and a result never replaces a newer one. Until the first result: the draft as first given,
+ * compiled inline when `initialSync` (the console starts from an empty draft, which costs nothing),
+ * else undefined.
+ */
+export function useCompiledDraft(
+  draft: DraftDoc,
+  opts: CompileOptions | null,
+  { initialSync = false }: { initialSync?: boolean } = {},
+): DraftCompilation | undefined {
+  const optsKey = opts === null ? null : JSON.stringify(opts);
+  const [result, setResult] = useState<DraftCompilation | undefined>(() =>
+    initialSync && opts !== null ? compileDraft(draft, opts) : undefined,
+  );
+  // What was last asked for, so a re-render with the same draft asks nothing.
+  const asked = useRef<{ draft: DraftDoc; key: string | null } | undefined>(
+    result ? { draft, key: optsKey } : undefined,
+  );
+  const scheduler = useRef<LatestWins<Request, Wire> | undefined>(undefined);
+
+  useEffect(() => {
+    // Started with the first compile asked for, so a hook that is never enabled costs no worker.
+    let worker: Worker | undefined;
+    const s: LatestWins<Request, Wire> = new LatestWins<Request, Wire>({
+      send: (id, req) => {
+        worker ??= startWorker(s);
+        worker.postMessage({ id, ...req } satisfies CompileRequest);
+      },
+      run: (req) => compileDraft(req.draft, req.opts),
+      onResult: (value, _id, req) => setResult({ ...value, model: value.model ?? parseDraft(req.draft) }),
+    });
+    scheduler.current = s;
+    return () => {
+      // A job in flight dies with the worker: a remount (React's dev double mount) asks again.
+      scheduler.current = undefined;
+      asked.current = undefined;
+      worker?.terminate();
+    };
+  }, []);
+
+  useEffect(() => {
+    if (optsKey === null || !scheduler.current) return;
+    const last = asked.current;
+    if (last && last.draft === draft && last.key === optsKey) return;
+    asked.current = { draft, key: optsKey };
+    scheduler.current.submit({ draft, opts: JSON.parse(optsKey) as CompileOptions });
+  }, [draft, optsKey]);
+
+  return optsKey === null ? undefined : result;
+}

@@ -2,17 +2,23 @@
 
 import { useQuery } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
-import type { DraftCompilation } from '@/lib/console/compileDraft';
+import type { CompileOptions, DraftCompilation } from '@/lib/console/compileDraft';
+import { l7mpConfigDiff, xdsConfigDiff } from '@/lib/console/configDiff';
 import { xdsConfigDump } from '@/lib/console/configDump';
+import { type DraftDoc, emptyDraft } from '@/lib/console/draftDoc';
 import { diffL7mp } from '@/lib/l7mp/diffL7mp';
 import { emptyL7mpConfig } from '@/lib/model/l7mp';
 import type { L7mpConfig } from '@/lib/model/l7mp';
 import type { MeshLiveState } from '@/server/controlPlane/liveState';
 import { ApiError, errorMessage } from './api';
+import { ConfigDiffView, type DiffMode } from './ConfigDiffView';
 import { proxyTone } from './nodeLive';
-import { proxyLiveQuery } from './queries';
+import { draftQuery, proxyLiveQuery } from './queries';
+import { useCompiledDraft } from './useCompiledDraft';
 
-type View = 'ops' | 'l7mp' | 'xds' | 'live';
+type View = 'ops' | 'diff' | 'l7mp' | 'xds' | 'live';
+
+const NO_DRAFT: DraftDoc = emptyDraft();
 
 export interface PreviewPanelProps {
   compilation: DraftCompilation;
@@ -54,6 +60,36 @@ export function PreviewPanel({
   const ops = useMemo(
     () => (desired ? diffL7mp(liveConfig ?? emptyL7mpConfig(), desired) : []),
     [desired, liveConfig],
+  );
+
+  // The diff: l7mp against what the proxy runs; xDS (the only config of a proxyless gRPC client)
+  // against the draft as this console loaded it, since the server has no xDS config to read back.
+  const [diffMode, setDiffMode] = useState<DiffMode>('split');
+  const [diffOf, setDiffOf] = useState<'l7mp' | 'xds'>('l7mp');
+  const diffKind = isL7mp ? diffOf : 'xds';
+  const liveSettled = asCluster || !running || liveQuery.error !== null || liveConfig !== undefined;
+  const l7mpDiff = useMemo(
+    () =>
+      view === 'diff' && diffKind === 'l7mp' && desired && liveSettled
+        ? l7mpConfigDiff(liveConfig ?? emptyL7mpConfig(), desired)
+        : undefined,
+    [view, diffKind, desired, liveConfig, liveSettled],
+  );
+  const loadedDraft = useQuery(draftQuery).data?.draft;
+  const baseOpts: CompileOptions | null =
+    view === 'diff' && diffKind === 'xds' && loadedDraft
+      ? compilation.localMesh
+        ? { localMesh: { podsDir: '' } }
+        : {}
+      : null;
+  const base = useCompiledDraft(loadedDraft ?? NO_DRAFT, baseOpts);
+  const draftXds = current && !('error' in compilation.xds) ? compilation.xds.proxies[current.id] : undefined;
+  const baseXds = current && base && !('error' in base.xds) ? base.xds.proxies[current.id] : undefined;
+  const xdsDiff = useMemo(
+    () => (baseOpts && base ? xdsConfigDiff(baseXds, draftXds) : undefined),
+    // baseOpts is rebuilt every render; what it depends on is listed instead.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+    [base, baseXds, draftXds, view, diffKind],
   );
 
   if (!current)
@@ -116,12 +152,20 @@ export function PreviewPanel({
         {(
           [
             ['ops', `Operations (${isL7mp ? ops.length : 0})`],
+            ['diff', 'Diff'],
             ['l7mp', 'l7mp config'],
             ['xds', 'xDS'],
             ['live', 'Live'],
           ] as const
         ).map(([v, label]) => (
-          <button key={v} role="tab" type="button" aria-selected={view === v} onClick={() => setView(v)}>
+          <button
+            key={v}
+            role="tab"
+            type="button"
+            aria-selected={view === v}
+            onClick={() => setView(v)}
+            data-testid={`preview-view-${v}`}
+          >
             {label}
           </button>
         ))}
@@ -148,6 +192,86 @@ export function PreviewPanel({
               ))}
             </ol>
           )
+        ) : view === 'diff' ? (
+          <div data-testid="preview-diff">
+            <div className="diff-toolbar">
+              {isL7mp ? (
+                <div className="segmented" role="group" aria-label="Compare">
+                  {(
+                    [
+                      ['l7mp', 'l7mp config'],
+                      ['xds', 'xDS config_dump'],
+                    ] as const
+                  ).map(([k, label]) => (
+                    <button
+                      key={k}
+                      type="button"
+                      aria-pressed={diffOf === k}
+                      onClick={() => setDiffOf(k)}
+                      data-testid={`diff-of-${k}`}
+                    >
+                      {label}
+                    </button>
+                  ))}
+                </div>
+              ) : null}
+              <div className="segmented" role="group" aria-label="Layout">
+                {(
+                  [
+                    ['split', 'Side by side'],
+                    ['unified', 'Unified'],
+                  ] as const
+                ).map(([m, label]) => (
+                  <button
+                    key={m}
+                    type="button"
+                    aria-pressed={diffMode === m}
+                    onClick={() => setDiffMode(m)}
+                    data-testid={`diff-mode-${m}`}
+                  >
+                    {label}
+                  </button>
+                ))}
+              </div>
+            </div>
+            {diffKind === 'l7mp' ? (
+              !l7mpDiff ? (
+                <p className="empty-state">{liveNote || 'Reading the live config…'}</p>
+              ) : (
+                <ConfigDiffView
+                  diff={l7mpDiff}
+                  mode={diffMode}
+                  before={liveConfig ? `live (${current.id})` : 'empty proxy'}
+                  after="draft"
+                  noDifferences={
+                    liveConfig
+                      ? `No differences: ${current.id} runs exactly the draft's config.`
+                      : 'No differences: the draft configures nothing here.'
+                  }
+                />
+              )
+            ) : (
+              <>
+                <p className="preview__note">
+                  The console cannot read back what the control plane serves over xDS: this compares the
+                  draft&apos;s config_dump with the one of the draft as this console loaded it.
+                </p>
+                {!xdsDiff ? (
+                  <p className="empty-state">
+                    {loadedDraft ? 'Rendering…' : 'No saved draft to compare with.'}
+                  </p>
+                ) : (
+                  <ConfigDiffView
+                    diff={xdsDiff}
+                    mode={diffMode}
+                    before="as loaded"
+                    after="draft"
+                    noDifferences="No differences: the draft's xDS resources for this proxy are as loaded."
+                  />
+                )}
+              </>
+            )}
+          </div>
         ) : view === 'l7mp' ? (
           <pre className="json" data-testid="preview-l7mp">
             {desired ? JSON.stringify(desired, null, 2) : 'No l7mp config (xDS only).'}

@@ -19,7 +19,10 @@ function xdsText(p: ProxyLiveState): string {
   return `${p.xds.connected ? 'connected' : 'disconnected'}${types ? `: ${types}` : ''}`;
 }
 
-/** The proxies table: sync, last push, errors, endpoints, sessions (expandable), xDS; live through the page's one EventSource. */
+/**
+ * The proxies table: sync, last push, errors, endpoints, sessions (each proxy's list opens from its
+ * count), xDS; live through the page's one EventSource.
+ */
 export function ProxiesPage() {
   const live = useQuery(liveStateQuery);
   const connection = useLiveEvents(live.data !== null && live.data !== undefined);

@@ -68,6 +68,14 @@ function Section({
       </h4>
       <table className={`diff-table diff-table--${mode}`}>
         {mode === 'split' ? (
+          <colgroup>
+            <col className="diff-col-no" />
+            <col />
+            <col className="diff-col-no" />
+            <col />
+          </colgroup>
+        ) : null}
+        {mode === 'split' ? (
           <thead>
             <tr>
               <th colSpan={2}>{before}</th>

@@ -1,3 +1,4 @@
+import type { GitOpsService } from '../gitops/GitOpsService';
 import type { DraftStore } from './DraftStore';
 
 /** What the console's route handlers use besides the control plane: the draft and the shipped examples. */
@@ -5,6 +6,8 @@ export interface ConsoleContext {
   drafts: DraftStore;
   /** The repository's examples/ directory (GET /api/examples). */
   examplesDir: string;
+  /** The GitOps service (issue 6), starting in the background; rejects if the repository cannot be opened. */
+  gitops?: Promise<GitOpsService>;
 }
 
 const KEY = Symbol.for('meshdeck.console');

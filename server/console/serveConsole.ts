@@ -12,6 +12,7 @@ import {
   generateConsoleToken,
   setConsoleAuth,
 } from './consoleAuth';
+import { GitOpsService } from '../gitops/GitOpsService';
 import { setConsoleContext } from './consoleContext';
 import { DraftStore } from './DraftStore';
 import { writeFileAtomic } from './meshDirFiles';
@@ -66,14 +67,17 @@ export async function serveConsole(o: ServeConsoleOptions): Promise<ServedConsol
   setConsoleAuth(
     new ConsoleAuth(o.token, { allowedHosts: wildcard ? ['*'] : [urlHost(o.host).toLowerCase()] }),
   );
-  setConsoleContext({
-    drafts: new DraftStore({
-      meshDir: path.resolve(o.meshDir),
-      stateDir: o.stateDir,
-      ...(o.logger ? { logger: o.logger } : {}),
-    }),
-    examplesDir: o.examplesDir,
+  const drafts = new DraftStore({
+    meshDir: path.resolve(o.meshDir),
+    stateDir: o.stateDir,
+    ...(o.logger ? { logger: o.logger } : {}),
   });
+  // In the background: the first start creates the local default repository, and a remote may be slow.
+  const gitops = GitOpsService.start({ stateDir: o.stateDir, examplesDir: o.examplesDir, drafts });
+  gitops.catch((e: unknown) =>
+    (o.logger ?? console).warn(`meshdeck console: GitOps is unavailable: ${(e as Error).message}`),
+  );
+  setConsoleContext({ drafts, examplesDir: o.examplesDir, gitops });
   const url = consoleUrl(wildcard ? '127.0.0.1' : o.host, o.port, o.token);
   const file = runtimeFile(o.stateDir, o.port);
   await writeFileAtomic(file, `${JSON.stringify({ url, token: o.token, pid: process.pid })}\n`, 0o600);

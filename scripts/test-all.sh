@@ -25,6 +25,9 @@ npx prettier --check .
 step 'vitest run'
 npx vitest run
 
+step 'component tests (Vitest browser mode in Debian chromium)'
+npm run test:components
+
 step 'next build'
 npx next build
 

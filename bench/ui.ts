@@ -30,6 +30,7 @@
  * the canvas now groups large graphs and lays out with cheaper options (components/console/layoutGraph.ts).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { chromium, type Page } from '@playwright/test';
 import { compileDraft } from '../lib/console/compileDraft';
@@ -310,7 +311,7 @@ async function main() {
         },
         ...(p8 ? { p8 } : {}),
       };
-      results.push(result);
+      results.push({ ...result, loadavg1m: Math.round(loadavg()[0]! * 10) / 10 });
       // Progress, in case a bigger mesh does not finish.
       console.error(JSON.stringify(result));
     }
@@ -334,7 +335,16 @@ async function main() {
   }
   console.log(
     JSON.stringify(
-      { bench: 'ui', browser: 'chromium (Debian)', viewport: '1600x900', nodesPerGroup: perGroup, results },
+      {
+        bench: 'ui',
+        browser: 'chromium (Debian)',
+        viewport: '1600x900',
+        // Figures from a shared machine swing with its load; this says how loaded it was.
+        cpus: cpus().length,
+        loadavg1mAtEnd: Math.round(loadavg()[0]! * 10) / 10,
+        nodesPerGroup: perGroup,
+        results,
+      },
       null,
       2,
     ),

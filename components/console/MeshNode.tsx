@@ -1,6 +1,6 @@
 'use client';
 
-import { Handle, type Node, type NodeProps, Position } from '@xyflow/react';
+import { Handle, type Node, type NodeProps, Position, useStore } from '@xyflow/react';
 import { memo } from 'react';
 import type { GraphGroup } from '@/lib/console/groupGraph';
 import type { GraphNode } from '@/lib/console/meshGraph';
@@ -24,9 +24,13 @@ const KIND_LABEL: Record<GraphNode['kind'], string> = {
   Missing: '?',
 };
 
+/** Below this zoom a node's text is unreadable; it is drawn as a plain box (a pan paints far less). */
+const FAR_ZOOM = 0.3;
+
 /** One mesh object on the canvas: kind, name, a detail line and a status line of fixed height. */
 function MeshNodeView({ data, selected }: NodeProps<MeshFlowNode>) {
   const { node, live } = data;
+  const far = useStore((s) => s.transform[2] < FAR_ZOOM);
   const { error, warning } = node.counts;
   const classes = [
     'mesh-node',
@@ -52,13 +56,27 @@ function MeshNodeView({ data, selected }: NodeProps<MeshFlowNode>) {
         : node.generated === 'naked-service'
           ? 'generated from Service'
           : undefined;
+  const label = `${node.kind} ${node.namespace}/${node.name}${generated ? ` (${generated})` : ''}${problems ? `: ${problems}` : ''}`;
+  if (far)
+    return (
+      <div
+        className={classes}
+        data-testid={`node-${node.id}`}
+        data-errors={error}
+        data-warnings={warning}
+        aria-label={label}
+      >
+        <Handle type="target" position={Position.Left} />
+        <Handle type="source" position={Position.Right} />
+      </div>
+    );
   return (
     <div
       className={classes}
       data-testid={`node-${node.id}`}
       data-errors={error}
       data-warnings={warning}
-      aria-label={`${node.kind} ${node.namespace}/${node.name}${generated ? ` (${generated})` : ''}${problems ? `: ${problems}` : ''}`}
+      aria-label={label}
       title={node.diagnostics.map((d) => `${d.severity}: ${d.message}`).join('\n') || undefined}
     >
       <Handle type="target" position={Position.Left} />

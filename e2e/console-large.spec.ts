@@ -1,0 +1,156 @@
+/**
+ * Edges and large meshes on the canvas (issue 5): deleting a selected edge removes the reference it
+ * stands for (one undoable command; a required reference is refused with a toast), and a generated
+ * mesh of about 2,000 nodes opens grouped by service, where a click expands a group into its members.
+ * Both leave the server's draft as the mesh directory has it.
+ */
+import { expect, type Locator, type Page, test } from '@playwright/test';
+import { parseAllDocuments } from 'yaml';
+import { syntheticDraft } from '../bench/syntheticMesh';
+import type { DraftDoc } from '../lib/console/draftDoc';
+import { guardPage, openConsole, resetDraft, SHOTS } from './consoleHelpers';
+
+const GATEWAY = 'VirtualService/default/gateway-vsvc';
+const GATEWAY_ROUTE = `${GATEWAY}#spec.rules[0].action.route`;
+const INGRESS_EDGE = `${GATEWAY_ROUTE}->Target/default/transcoder-vsvc:ingress:0`;
+const DESTINATION_EDGE = `${GATEWAY_ROUTE}->Target/default/worker-svc:destination`;
+
+guardPage();
+
+/** The server's saved draft, once the console says it saved. */
+async function savedDraft(page: Page): Promise<DraftDoc> {
+  await expect(page.getByTestId('save-status')).toContainText('Saved');
+  return page.evaluate(async () => ((await (await fetch('/api/draft')).json()) as { draft: DraftDoc }).draft);
+}
+
+/** The gateway VirtualService's first route, as saved. */
+function gatewayRoute(draft: DraftDoc): Record<string, unknown> {
+  for (const doc of parseAllDocuments(draft.files['mesh.yaml']!)) {
+    const o = doc.toJS() as { metadata?: { name?: string }; spec?: { rules?: unknown } };
+    if (o?.metadata?.name !== 'gateway-vsvc') continue;
+    const rules = o.spec!.rules;
+    const rule = (Array.isArray(rules) ? rules[0] : rules) as { action: { route: Record<string, unknown> } };
+    return rule.action.route;
+  }
+  throw new Error('no gateway-vsvc in mesh.yaml');
+}
+
+/** Clicks an edge where its path is (its middle), as a user picks it. */
+async function clickEdge(page: Page, edge: Locator): Promise<void> {
+  const at = await edge.evaluate((g) => {
+    const path = g.querySelector<SVGPathElement>('path.react-flow__edge-path')!;
+    const p = path.getPointAtLength(path.getTotalLength() / 2);
+    const m = path.getScreenCTM()!;
+    return { x: p.x * m.a + p.y * m.c + m.e, y: p.x * m.b + p.y * m.d + m.f };
+  });
+  await page.mouse.click(at.x, at.y);
+}
+
+test('deleting an ingress-chain edge removes the entry from the YAML; Ctrl+Z restores it; a destination is refused', async ({
+  page,
+}) => {
+  await openConsole(page, GATEWAY);
+  const before = await savedDraft(page);
+  expect(gatewayRoute(before)).toMatchObject({ destination: 'worker-svc', ingress: ['transcoder-vsvc'] });
+
+  const ingress = page.locator(`.react-flow__edge[data-id="${INGRESS_EDGE}"]`);
+  await expect(ingress).toHaveCount(1);
+  await clickEdge(page, ingress);
+  await expect(ingress).toHaveClass(/selected/);
+  await page.screenshot({ path: `${SHOTS}/console-large-edge-selected.png` });
+  await page.keyboard.press('Delete');
+  await expect(ingress).toHaveCount(0);
+  const after = await savedDraft(page);
+  const route = gatewayRoute(after);
+  expect(route.ingress).toBeUndefined();
+  expect(route.destination).toBe('worker-svc');
+  expect(after.files['mesh.yaml']).not.toContain('transcoder-vsvc\n        ]');
+  // Nothing but that entry changed in meaning: the other file is byte for byte the same.
+  expect(after.files['cluster.yaml']).toBe(before.files['cluster.yaml']);
+
+  await page.keyboard.press('Control+z');
+  await expect(ingress).toHaveCount(1);
+  await expect(page.getByTestId('save-status')).not.toContainText('Unsaved');
+  const undone = await savedDraft(page);
+  expect(undone.files).toEqual(before.files);
+  expect(gatewayRoute(undone)).toMatchObject({ ingress: ['transcoder-vsvc'] });
+
+  // A route's destination is required: Delete says so and changes nothing.
+  const destination = page.locator(`.react-flow__edge[data-id="${DESTINATION_EDGE}"]`);
+  await clickEdge(page, destination);
+  await expect(destination).toHaveClass(/selected/);
+  await page.keyboard.press('Backspace');
+  await expect(page.getByTestId('toast')).toContainText('is required');
+  await expect(destination).toHaveCount(1);
+  expect((await savedDraft(page)).files).toEqual(before.files);
+  await page.screenshot({ path: `${SHOTS}/console-large-required.png` });
+
+  // The grouping toggle works on a small mesh too: one namespace group beside the two proxies.
+  await page.getByTestId('group-toggle').click();
+  const group = page.getByTestId('group-Group:ns/default');
+  await expect(group).toHaveAttribute('data-worst', 'warning');
+  await expect(group).toHaveAttribute('data-members', '10');
+  await expect(page.getByTestId(`node-${GATEWAY}`)).toHaveCount(0);
+  await expect(page.getByTestId('node-Pod/default/gateway-0')).toBeVisible();
+  await group.click();
+  await expect(page.getByTestId('group-frame-Group:ns/default')).toBeVisible();
+  await expect(page.getByTestId(`node-${GATEWAY}`)).toBeVisible();
+  await page.getByTestId('group-toggle').click();
+  await expect(page.getByTestId('group-toggle')).toHaveText('Group by namespace');
+  await expect(page.getByTestId('group-frame-Group:ns/default')).toHaveCount(0);
+  await resetDraft(page);
+});
+
+test('a 2,000-node draft opens grouped by service; a click expands a group into its members', async ({
+  page,
+}) => {
+  test.setTimeout(180_000);
+  await openConsole(page, GATEWAY);
+  // 400 synthetic services: about 2,010 graph nodes, over the 1,500 at which the canvas groups.
+  const status = await page.evaluate(async (draft) => {
+    const s = (await (await fetch('/api/session')).json()) as { csrfToken: string };
+    const cur = (await (await fetch('/api/draft')).json()) as { revision: number };
+    const r = await fetch('/api/draft', {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', 'x-csrf-token': s.csrfToken },
+      body: JSON.stringify({ draft, baseRevision: cur.revision }),
+    });
+    return r.status;
+  }, syntheticDraft(400));
+  expect(status).toBe(200);
+  try {
+    await page.reload();
+    await expect(page.getByTestId('group-summary')).toHaveText('2,010 nodes in 400 groups', {
+      timeout: 60_000,
+    });
+    await expect(page.locator('.canvas__status')).toHaveText('', { timeout: 60_000 });
+    await expect(page.getByTestId('group-toggle')).toHaveText('Show all nodes');
+    // 400 service groups and the 10 proxies, no single mesh object but the proxies.
+    await expect(page.locator('.react-flow__node-meshGroup')).toHaveCount(400);
+    await expect(page.locator('.react-flow__node-mesh')).toHaveCount(10);
+    await page.screenshot({ path: `${SHOTS}/console-large-grouped.png` });
+
+    const id = 'Group:VirtualService/default/vs-7';
+    const group = page.getByTestId(`group-${id}`);
+    await expect(group).toHaveAttribute('data-members', '5');
+    await group.click();
+    await expect(page.getByTestId(`group-frame-${id}`)).toBeVisible();
+    await expect(page.locator('.canvas__status')).toHaveText('');
+    for (const member of [
+      'VirtualService/default/vs-7',
+      'Route/default/route-7',
+      'Target/default/target-7',
+      'VirtualService/default/backend-7',
+      'Service/default/backend-7',
+    ])
+      await expect(page.getByTestId(`node-${member}`)).toBeVisible();
+    await expect(page.locator('.react-flow__node-mesh')).toHaveCount(15);
+    await page.screenshot({ path: `${SHOTS}/console-large-expanded.png` });
+
+    await page.getByTestId(`group-frame-${id}`).getByTestId('group-collapse').click();
+    await expect(page.getByTestId(`group-frame-${id}`)).toHaveCount(0);
+    await expect(group).toBeAttached();
+  } finally {
+    await resetDraft(page);
+  }
+});

@@ -1,7 +1,9 @@
 'use client';
 
 import Link from 'next/link';
+import { useState } from 'react';
 import type { ApplyState } from './ApplyPanel';
+import { GitOpsPanel } from './GitOpsPanel';
 import type { SessionState } from './useSession';
 import type { SaveStatus } from './useConsoleDraft';
 import type { LiveConnection } from './useLiveEvents';
@@ -48,6 +50,7 @@ function saveText(s: SaveStatus): string {
 export function Toolbar(p: ToolbarProps) {
   const applying = p.apply.phase === 'saving' || p.apply.phase === 'applying';
   const canApply = p.session.status === 'signed-in' && p.save.state !== 'local' && p.save.state !== 'loading';
+  const [gitops, setGitops] = useState(false);
   return (
     <div className="toolbar" role="toolbar" aria-label="Console actions">
       <button
@@ -96,6 +99,21 @@ export function Toolbar(p: ToolbarProps) {
       >
         {applying ? 'Applying…' : 'Apply'}
       </button>
+      <button
+        type="button"
+        onClick={() => setGitops(true)}
+        disabled={p.save.state === 'local' || p.save.state === 'loading'}
+        title="Commit the draft to the GitOps repository and open a pull request"
+        data-testid="gitops-open"
+      >
+        Commit / PR
+      </button>
+      <GitOpsPanel
+        open={gitops}
+        onClose={() => setGitops(false)}
+        canWrite={p.session.status === 'signed-in'}
+        draftRevision={p.save.state === 'saved' ? p.save.revision : undefined}
+      />
       <span
         className={`save-status save-status--${p.save.state}`}
         role="status"

@@ -253,7 +253,7 @@ describe('GitOpsService with the local default repository', () => {
     await edit(drafts, 'mesh.yaml', ourEdit);
     const r = ok(await gitops.commit({}));
     expect(r.branch).toMatch(/^meshdeck\//);
-    expect(r.note).toMatch(/no forge/);
+    expect(r.note).toMatch(/No forge/);
     const { remote: bare } = localRepositoryPaths(stateDir);
     expect(git(bare, 'show', `${r.branch}:examples/seed-example-1/mesh.yaml`)).toBe(
       ourEdit(exampleFiles['mesh/mesh.yaml']!),

@@ -322,8 +322,8 @@ export class GitOpsService {
         const provider = this.config.provider;
         if (!provider || input.openPullRequest === false) {
           record.note = provider
-            ? 'pushed; no pull request was asked for'
-            : `pushed to ${describeSource(this.config)}; there is no forge configured to open a pull request on`;
+            ? 'No pull request was asked for.'
+            : `No forge is configured to open a pull request on; the branch is in ${describeSource(this.config)}.`;
         } else {
           const creds = await resolveCredentials(this.config.credentials, this.o.env);
           if (creds.kind !== 'token')

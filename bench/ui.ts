@@ -272,6 +272,8 @@ async function main() {
       const panned = await pan(page);
       let expand: Awaited<ReturnType<typeof expandGroup>> | undefined;
       if (groupNodes > 0) {
+        // d3-zoom swallows a click that follows a drag too closely; the pan just ended.
+        await page.waitForTimeout(1000);
         expand = await expandGroup(page);
         expand.expandMs = Math.round(expand.expandMs);
         await page.waitForTimeout(500);

@@ -4,6 +4,10 @@
  * the one changed object in the panel, committed and pushed to a branch of the local repository; an
  * unsaved-then-saved edit survives a reload and is still the panel's change.
  */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { expect, type Page, test } from '@playwright/test';
 import { guardPage, openConsole, SHOTS } from './consoleHelpers';
 
@@ -65,4 +69,57 @@ test('a reload mid-edit finds the draft, and the panel shows its change', async 
   const changes = page.getByTestId('gitops-panel').getByTestId('gitops-changes');
   await expect(changes).toContainText('VirtualService default/gateway-vsvc');
   await expect(changes.locator('li')).toHaveCount(1);
+});
+
+/** Someone else's commit on the local repository's main branch: the gateway's port set to `port`. */
+function pushElsewhere(remoteGit: string, port: string): void {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'md-e2e-gitops-'));
+  const env = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: dir, LC_ALL: 'C' };
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, env, encoding: 'utf8' });
+  try {
+    git('clone', '--quiet', remoteGit, 'w');
+    const file = path.join(dir, 'w', 'examples', 'seed-example-1', 'mesh.yaml');
+    const text = readFileSync(file, 'utf8');
+    expect(text.match(/port: 9001/g)).toHaveLength(1);
+    writeFileSync(file, text.replace('port: 9001', `port: ${port}`));
+    const w = (...args: string[]) =>
+      execFileSync('git', ['-C', path.join(dir, 'w'), ...args], { env, encoding: 'utf8' });
+    w('-c', 'user.name=Bob', '-c', 'user.email=bob@example.com', 'commit', '-qam', `gateway on ${port}`);
+    w('push', '--quiet', 'origin', 'main');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test('the base moved while editing: rebase shows the conflict side by side, keep ours', async ({ page }) => {
+  await openConsole(page, GATEWAY_VS);
+  await setPort(page, '9005');
+  await page.getByTestId('gitops-open').click();
+  const panel = page.getByTestId('gitops-panel');
+  const repo = await panel.getByTestId('gitops-repo').innerText();
+  const remoteGit = /(\/\S+\/remote\.git)/.exec(repo)?.[1];
+  expect(remoteGit).toBeTruthy();
+  pushElsewhere(remoteGit!, '9006');
+
+  // Reopened, the panel fetches and says the base moved.
+  await panel.getByRole('button', { name: 'Close' }).click();
+  await page.getByTestId('gitops-open').click();
+  await expect(panel.getByTestId('gitops-base-moved')).toBeVisible();
+  await panel.getByTestId('gitops-rebase').click();
+  const conflict = panel.getByTestId('gitops-conflict');
+  await expect(conflict).toHaveCount(1);
+  await expect(conflict).toContainText('VirtualService/default/gateway-vsvc');
+  await expect(conflict.locator('pre').nth(0)).toContainText('port: 9005');
+  await expect(conflict.locator('pre').nth(1)).toContainText('port: 9006');
+  await expect(panel.getByTestId('gitops-commit')).toBeDisabled();
+  await conflict.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: `${SHOTS}/console-gitops-conflict.png` });
+
+  await conflict.getByRole('button', { name: 'Keep ours' }).click();
+  await expect(panel.getByTestId('gitops-rebased')).toBeVisible();
+  await expect(panel.getByTestId('gitops-conflict')).toHaveCount(0);
+  await expect(panel.getByTestId('gitops-base-moved')).toHaveCount(0);
+  await panel.getByRole('button', { name: 'Reload the draft' }).click();
+  await expect(page.getByTestId('save-status')).toContainText('Saved');
+  await expect(page.getByTestId(`node-${GATEWAY_VS}`)).toContainText('udp :9005');
 });

@@ -3,6 +3,7 @@
  * message (tokens taken out), and a hint for the failures people can act on. Route handlers are bundled
  * apart from the server that throws, so `isProviderError` recognises the error by its shape.
  */
+import { redact } from '../gitErrors';
 
 /** The forges Meshdeck opens pull requests on; `forgejo` speaks Gitea's API. */
 export type ProviderName = 'github' | 'gitlab' | 'gitea' | 'forgejo';
@@ -128,19 +129,7 @@ export function providerError(
   return new ProviderError(provider, status, message, providerHint(provider, kind), kind, operation);
 }
 
-/**
- * Takes a token out of a text: as is, URL-encoded and inside a base64 `user:token` pair (what a Basic
- * Authorization header carries).
- */
+/** Takes a token out of a text in every form gitErrors' `redact` knows (as is, URL-encoded, base64 `user:token`). */
 export function redactToken(text: string, token: string, usernames: readonly string[] = []): string {
-  if (!token) return text;
-  const forms = new Set<string>([
-    token,
-    encodeURIComponent(token),
-    Buffer.from(`:${token}`).toString('base64'),
-  ]);
-  for (const u of usernames) forms.add(Buffer.from(`${u}:${token}`).toString('base64'));
-  let out = text;
-  for (const f of [...forms].sort((a, b) => b.length - a.length)) out = out.split(f).join('***');
-  return out;
+  return token ? redact(text, [token], usernames) : text;
 }

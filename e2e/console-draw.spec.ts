@@ -223,6 +223,8 @@ test('draw seed Example 1 from an empty mesh: each proxy gets exactly the golden
   await page.getByRole('tab', { name: 'l7mp config' }).click();
   for (const id of proxies) {
     await page.getByTestId('preview-proxy').selectOption(id);
+    // The cluster render is compiled in a Web Worker: wait for its result before reading it.
+    await expect(page.getByTestId('preview-l7mp')).toHaveText(/^\s*\{/);
     const shown = JSON.parse((await page.getByTestId('preview-l7mp').textContent())!) as unknown;
     expect(shown, id).toEqual(expected[id]);
   }

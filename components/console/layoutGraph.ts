@@ -46,6 +46,8 @@ export function layoutGraph(graph: LayoutInput): {
   positions: Promise<Positions>;
 } {
   const hash = graphHash(graph);
+  // Server prerendering has no Worker and nothing to lay out: the browser lays the graph out on hydration.
+  if (typeof Worker === 'undefined') return { hash, positions: new Promise<Positions>(() => {}) };
   let positions = cache.get(hash);
   if (!positions) {
     const elkGraph: ElkNode = {

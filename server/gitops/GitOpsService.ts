@@ -308,7 +308,15 @@ export class GitOpsService {
         try {
           await this.repo.push(branch);
         } catch (e) {
-          if (isGitError(e) && e.kind === 'non-fast-forward' && attempt++ === 0) continue;
+          if (isGitError(e) && e.kind === 'non-fast-forward') {
+            if (attempt++ === 0) continue;
+            // Rejected again after a fetch and rebase: someone else owns this branch; ask, never force.
+            return fail(409, {
+              error: `the remote rejected the push of ${branch} twice (non-fast-forward): another commit is on that branch; choose another branch name`,
+              git: e.toJSON(),
+              fields: [{ path: 'branch', message: `${branch} exists on the remote with other commits` }],
+            });
+          }
           throw e;
         }
         const record: CommitRecord = {

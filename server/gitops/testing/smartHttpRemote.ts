@@ -20,8 +20,11 @@ export interface SmartHttpRemote {
   root: string;
   /** The clone URL of `<root>/<name>.git`. */
   url(name: string): string;
-  /** Requests answered, and how many of them were refused for missing or wrong credentials. */
-  stats: { requests: number; unauthorized: number };
+  /**
+   * Requests answered, how many of them were refused for missing or wrong credentials, and how many
+   * receive-pack ref advertisements (`info/refs?service=git-receive-pack`: one per push) were served.
+   */
+  stats: { requests: number; unauthorized: number; receivePackAdvertisements: number };
   /** Stops the server and removes `root` (when the remote created it). */
   stop(): Promise<void>;
 }
@@ -36,13 +39,19 @@ export interface SmartHttpRemoteOptions {
    * proxy does that, and it is how a test shows that a secret git prints is redacted.
    */
   echoRefusedCredentials?: boolean;
+  /**
+   * Awaited before the n-th receive-pack ref advertisement (n = 1, 2, ...) is served: git decides
+   * "non-fast-forward" / "fetch first" from the refs advertised, so a test moves refs here to make
+   * someone else's push land between a client's fetch and its push. A throw answers 500.
+   */
+  beforeReceivePackAdvertisement?: (n: number) => Promise<void>;
 }
 
 /** Starts the remote on 127.0.0.1 with a free port. */
 export async function startSmartHttpRemote(o: SmartHttpRemoteOptions): Promise<SmartHttpRemote> {
   const ownRoot = o.root === undefined;
   const root = o.root ?? (await mkdtemp(path.join(os.tmpdir(), 'meshdeck-git-remote-')));
-  const stats = { requests: 0, unauthorized: 0 };
+  const stats = { requests: 0, unauthorized: 0, receivePackAdvertisements: 0 };
   const expected = Buffer.from(`${o.username}:${o.token}`);
 
   const authorized = (req: IncomingMessage): boolean => {
@@ -66,7 +75,25 @@ export async function startSmartHttpRemote(o: SmartHttpRemoteOptions): Promise<S
       res.end(`authentication required\n${echo}`);
       return;
     }
-    runBackend(root, o.username, req, res);
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const advertisement =
+      req.method === 'GET' &&
+      url.pathname.endsWith('/info/refs') &&
+      url.searchParams.get('service') === 'git-receive-pack';
+    if (!advertisement) {
+      runBackend(root, o.username, req, res);
+      return;
+    }
+    const n = ++stats.receivePackAdvertisements;
+    const hook = o.beforeReceivePackAdvertisement ?? (() => Promise.resolve());
+    hook(n).then(
+      () => runBackend(root, o.username, req, res),
+      (e: unknown) => {
+        req.resume();
+        res.writeHead(500, { 'Content-Type': 'text/plain' });
+        res.end(`beforeReceivePackAdvertisement(${n}) failed: ${(e as Error).message ?? String(e)}\n`);
+      },
+    );
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -55,6 +55,10 @@ export interface DraftStoreOptions {
   meshDir: string;
   /** The control plane's state directory; the draft goes to `<stateDir>/console/draft.json`. */
   stateDir: string;
+  /** Where this draft's `draft.json` lives instead (a named draft's own directory, see DraftRegistry). */
+  dir?: string;
+  /** Shared by every draft of a mesh directory: one apply at a time writes to it. */
+  applyLock?: { busy: boolean };
   logger?: Pick<Console, 'warn'>;
   now?: () => Date;
 }
@@ -69,10 +73,11 @@ export class DraftStore {
   private realMeshDir: string | undefined;
   /** Every read and write runs after the previous one: saves are ordered and never interleave. */
   private queue: Promise<unknown> = Promise.resolve();
-  private applying = false;
+  private readonly applyLock: { busy: boolean };
 
   constructor(private readonly options: DraftStoreOptions) {
-    this.consoleDir = path.join(options.stateDir, 'console');
+    this.consoleDir = options.dir ?? path.join(options.stateDir, 'console');
+    this.applyLock = options.applyLock ?? { busy: false };
     this.file = path.join(this.consoleDir, 'draft.json');
     this.logger = options.logger ?? console;
     this.now = options.now ?? (() => new Date());
@@ -129,6 +134,19 @@ export class DraftStore {
     });
   }
 
+  /**
+   * Starts this draft from another draft's content (a named draft made as a copy); revision 0, the
+   * source's base hash. Refused (false) if this draft already exists on disk.
+   */
+  initFrom(source: DraftState): Promise<boolean> {
+    return this.exclusive(async () => {
+      const meshDir = await this.resolvedMeshDir();
+      if (this.state || (await this.load(meshDir))) return false;
+      await this.persist({ ...source, revision: 0, updatedAt: this.now().toISOString() });
+      return true;
+    });
+  }
+
   /** Starts the draft again from the mesh directory (`POST /api/draft/reset`); the revision still increases. */
   reset(): Promise<DraftState> {
     return this.exclusive(async () => {
@@ -150,10 +168,11 @@ export class DraftStore {
 
   /** Takes the apply lock: a release function, or undefined while another apply runs. */
   tryBeginApply(): (() => void) | undefined {
-    if (this.applying) return undefined;
-    this.applying = true;
+    const lock = this.applyLock;
+    if (lock.busy) return undefined;
+    lock.busy = true;
     return () => {
-      this.applying = false;
+      lock.busy = false;
     };
   }
 

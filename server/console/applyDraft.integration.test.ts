@@ -20,7 +20,8 @@ import { setControlPlane } from '../controlPlane/registry';
 import { applyDraft } from './applyDraft';
 import { ConsoleAuth, CSRF_HEADER, setConsoleAuth } from './consoleAuth';
 import { setConsoleContext } from './consoleContext';
-import { DraftStore } from './DraftStore';
+import { DraftRegistry } from './DraftRegistry';
+import type { DraftStore } from './DraftStore';
 import { meshDirHash, readMeshDirContent } from './meshDirFiles';
 
 const REPO = path.resolve(__dirname, '..', '..');
@@ -68,6 +69,7 @@ describe('apply the console draft to the local mesh (real l7mp)', () => {
   let meshDir: string;
   let cp: ControlPlane;
   let drafts: DraftStore;
+  let registry: DraftRegistry;
 
   beforeAll(async () => {
     tmp = await mkdtemp(path.join(os.tmpdir(), 'md-apply-'));
@@ -84,7 +86,8 @@ describe('apply the console draft to the local mesh (real l7mp)', () => {
       () => cp.syncStates().length === 2 && cp.syncStates().every((s) => s.inSync),
       120000,
     );
-    drafts = new DraftStore({ meshDir, stateDir, logger: { warn: () => {} } });
+    registry = new DraftRegistry({ meshDir, stateDir, logger: { warn: () => {} } });
+    drafts = registry.main;
   }, 180000);
 
   afterAll(async () => {
@@ -193,7 +196,7 @@ describe('apply the console draft to the local mesh (real l7mp)', () => {
 
   it('over HTTP: POST /api/apply with a session, GET /api/proxies/<id>/live and /desired', async () => {
     setControlPlane(cp);
-    setConsoleContext({ drafts, examplesDir: path.join(REPO, 'examples') });
+    setConsoleContext({ drafts: registry, examplesDir: path.join(REPO, 'examples') });
     const auth = new ConsoleAuth('integration-token');
     setConsoleAuth(auth);
     const session = auth.login('integration-token')!;

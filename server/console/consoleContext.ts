@@ -1,9 +1,9 @@
 import type { GitOpsService } from '../gitops/GitOpsService';
-import type { DraftStore } from './DraftStore';
+import type { DraftRegistry } from './DraftRegistry';
 
-/** What the console's route handlers use besides the control plane: the draft and the shipped examples. */
+/** What the console's route handlers use besides the control plane: the drafts and the shipped examples. */
 export interface ConsoleContext {
-  drafts: DraftStore;
+  drafts: DraftRegistry;
   /** The repository's examples/ directory (GET /api/examples). */
   examplesDir: string;
   /** The GitOps service (issue 6), starting in the background; rejects if the repository cannot be opened. */

@@ -1,5 +1,8 @@
 /** Small helpers the console's route handlers share: JSON answers and bounded JSON bodies. */
 import { getConsoleAuth, originProblem } from './consoleAuth';
+import type { ConsoleContext } from './consoleContext';
+import { DraftId, MAIN_DRAFT } from './DraftRegistry';
+import type { DraftStore } from './DraftStore';
 
 /** A JSON response that no cache keeps. */
 export function jsonResponse(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
@@ -56,4 +59,32 @@ export async function readJsonBody(
   } catch (e) {
     return fail(400, `the body is not JSON: ${(e as Error).message}`);
   }
+}
+
+/** The draft a request names with `?draft=<id>` (the main draft without it): its id, or the 400 answer. */
+export function draftIdOf(req: Request): { ok: true; id: string } | { ok: false; response: Response } {
+  const given = new URL(req.url).searchParams.get('draft');
+  if (given === null || given === '') return { ok: true, id: MAIN_DRAFT };
+  const parsed = DraftId.safeParse(given);
+  if (parsed.success) return { ok: true, id: parsed.data };
+  return {
+    ok: false,
+    response: jsonResponse(
+      { error: 'invalid draft id', fields: [{ path: 'draft', message: parsed.error.issues[0]!.message }] },
+      400,
+    ),
+  };
+}
+
+/** The store of the draft a request names, or the 400/404 answer. */
+export async function draftOf(
+  req: Request,
+  ctx: ConsoleContext,
+): Promise<{ ok: true; id: string; store: DraftStore } | { ok: false; response: Response }> {
+  const id = draftIdOf(req);
+  if (!id.ok) return id;
+  const store = await ctx.drafts.get(id.id);
+  if (!store)
+    return { ok: false, response: jsonResponse({ error: `no draft with id ${JSON.stringify(id.id)}` }, 404) };
+  return { ok: true, id: id.id, store };
 }

@@ -3,13 +3,15 @@
  * real DraftStore on a temp copy of seed Example 1 and real sessions: the refusals (401, 403, 400,
  * 409, 503) and the happy paths that need no running mesh.
  */
-import { cp as copyDir, mkdtemp, rm } from 'node:fs/promises';
+import { cp as copyDir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { POST as postApply } from '@/app/api/apply/route';
 import { POST as postReset } from '@/app/api/draft/reset/route';
 import { GET as getDraft, PUT as putDraft } from '@/app/api/draft/route';
+import { DELETE as deleteDraft, PATCH as patchDraft } from '@/app/api/drafts/[id]/route';
+import { GET as listDrafts, POST as createDraft } from '@/app/api/drafts/route';
 import { GET as getExamples } from '@/app/api/examples/route';
 import { POST as postProbe } from '@/app/api/probe/route';
 import { GET as getDesired } from '@/app/api/proxies/[id]/desired/route';
@@ -18,22 +20,22 @@ import { DELETE as deleteSession, GET as getSession, POST as postSession } from 
 import { DraftState } from '@/lib/console/draftDoc';
 import { ConsoleAuth, CSRF_HEADER, SESSION_COOKIE, setConsoleAuth } from './consoleAuth';
 import { setConsoleContext } from './consoleContext';
-import { DraftStore } from './DraftStore';
+import { DraftRegistry } from './DraftRegistry';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const BASE = 'http://127.0.0.1:3100';
 const TOKEN = 'route-test-token';
 
 let tmp: string;
-let drafts: DraftStore;
+let registry: DraftRegistry;
 
 beforeEach(async () => {
   tmp = await mkdtemp(path.join(os.tmpdir(), 'md-routes-'));
   const meshDir = path.join(tmp, 'mesh');
   await copyDir(path.join(REPO, 'examples', 'seed-example-1'), meshDir, { recursive: true });
-  drafts = new DraftStore({ meshDir, stateDir: path.join(tmp, 'state'), logger: { warn: () => {} } });
+  registry = new DraftRegistry({ meshDir, stateDir: path.join(tmp, 'state'), logger: { warn: () => {} } });
   setConsoleAuth(new ConsoleAuth(TOKEN));
-  setConsoleContext({ drafts, examplesDir: path.join(REPO, 'examples') });
+  setConsoleContext({ drafts: registry, examplesDir: path.join(REPO, 'examples') });
 });
 afterEach(async () => {
   setConsoleAuth(undefined);
@@ -202,6 +204,109 @@ describe('/api/draft', () => {
     const state = DraftState.parse(await res.json());
     expect(state.revision).toBe(2);
     expect(Object.keys(state.draft.files).sort()).toEqual(['cluster.yaml', 'mesh.yaml']);
+  });
+
+  it('several named drafts: create (fresh or a copy), edit apart, rename, delete; bad ids and names answer 400/404/409', async () => {
+    const { cookie, csrf } = await signIn();
+    const headers = { cookie, [CSRF_HEADER]: csrf };
+    const main0 = DraftState.parse(await (await getDraft(req('GET', '/api/draft'))).json());
+    const edited = { ...main0.draft, files: { ...main0.draft.files, 'main-only.yaml': '# main\n' } };
+    expect(
+      (await putDraft(req('PUT', '/api/draft', { body: { draft: edited, baseRevision: 0 }, headers })))
+        .status,
+    ).toBe(200);
+
+    // Mutations need the session, like every other write.
+    expect((await createDraft(req('POST', '/api/drafts', { body: { name: 'x' } }))).status).toBe(401);
+
+    const fresh = await createDraft(req('POST', '/api/drafts', { body: { name: 'Canary 10%' }, headers }));
+    expect(fresh.status).toBe(201);
+    expect(await fresh.json()).toMatchObject({
+      id: 'canary-10',
+      name: 'Canary 10%',
+      revision: 0,
+      main: false,
+    });
+    const copy = await createDraft(
+      req('POST', '/api/drafts', { body: { name: 'Copy of main', from: 'main' }, headers }),
+    );
+    expect(copy.status).toBe(201);
+
+    // A fresh draft starts from the mesh directory, a copy from its source's content.
+    const freshState = DraftState.parse(
+      await (await getDraft(req('GET', '/api/draft?draft=canary-10'))).json(),
+    );
+    expect(Object.keys(freshState.draft.files).sort()).toEqual(['cluster.yaml', 'mesh.yaml']);
+    const copyState = DraftState.parse(
+      await (await getDraft(req('GET', '/api/draft?draft=copy-of-main'))).json(),
+    );
+    expect(copyState.draft.files['main-only.yaml']).toBe('# main\n');
+    expect(copyState.revision).toBe(0);
+
+    // Edits to one draft leave the others as they were.
+    const canaryEdit = { ...freshState.draft, files: { ...freshState.draft.files, 'canary.yaml': '# c\n' } };
+    expect(
+      (
+        await putDraft(
+          req('PUT', '/api/draft?draft=canary-10', { body: { draft: canaryEdit, baseRevision: 0 }, headers }),
+        )
+      ).status,
+    ).toBe(200);
+    const mainNow = DraftState.parse(await (await getDraft(req('GET', '/api/draft'))).json());
+    expect(mainNow.draft.files['canary.yaml']).toBeUndefined();
+    expect(mainNow.revision).toBe(1);
+
+    const list = (await (await listDrafts(req('GET', '/api/drafts'))).json()) as {
+      id: string;
+      name: string;
+      revision: number;
+    }[];
+    expect(list.map((d) => [d.id, d.name, d.revision])).toEqual([
+      ['main', 'Main draft', 1],
+      ['canary-10', 'Canary 10%', 1],
+      ['copy-of-main', 'Copy of main', 0],
+    ]);
+
+    // Refusals say what and where, and change nothing.
+    const dup = await createDraft(req('POST', '/api/drafts', { body: { name: 'canary 10%' }, headers }));
+    expect(dup.status).toBe(409);
+    expect(((await dup.json()) as { fields: { path: string }[] }).fields[0]!.path).toBe('name');
+    const empty = await createDraft(req('POST', '/api/drafts', { body: { name: '   ' }, headers }));
+    expect(empty.status).toBe(400);
+    expect(((await empty.json()) as { fields: { path: string }[] }).fields[0]!.path).toBe('name');
+    const noSource = await createDraft(
+      req('POST', '/api/drafts', { body: { name: 'other', from: 'nope' }, headers }),
+    );
+    expect(noSource.status).toBe(404);
+    expect((await getDraft(req('GET', '/api/draft?draft=nope'))).status).toBe(404);
+    expect((await getDraft(req('GET', '/api/draft?draft=..%2Fetc'))).status).toBe(400);
+
+    const params = (id: string) => ({ params: Promise.resolve({ id }) });
+    const renamed = await patchDraft(
+      req('PATCH', '/api/drafts/canary-10', { body: { name: 'Canary 20%' }, headers }),
+      params('canary-10'),
+    );
+    expect(renamed.status).toBe(200);
+    expect(
+      (await patchDraft(req('PATCH', '/api/drafts/main', { body: { name: 'x' }, headers }), params('main')))
+        .status,
+    ).toBe(400);
+    expect((await deleteDraft(req('DELETE', '/api/drafts/main', { headers }), params('main'))).status).toBe(
+      400,
+    );
+    const deleted = await deleteDraft(
+      req('DELETE', '/api/drafts/canary-10', { headers }),
+      params('canary-10'),
+    );
+    expect(deleted.status).toBe(200);
+    // Kept aside, not erased: the deleted draft's file is still on disk.
+    const { keptAt } = (await deleted.json()) as { keptAt: string };
+    expect(
+      JSON.parse(await readFile(path.join(keptAt, 'draft.json'), 'utf8')).state.draft.files['canary.yaml'],
+    ).toBe('# c\n');
+    expect((await getDraft(req('GET', '/api/draft?draft=canary-10'))).status).toBe(404);
+    const after = (await (await listDrafts(req('GET', '/api/drafts'))).json()) as { id: string }[];
+    expect(after.map((d) => d.id)).toEqual(['main', 'copy-of-main']);
   });
 
   it('answers 503 when no console runs in the process', async () => {

@@ -14,7 +14,7 @@ import {
 } from './consoleAuth';
 import { GitOpsService } from '../gitops/GitOpsService';
 import { setConsoleContext } from './consoleContext';
-import { DraftStore } from './DraftStore';
+import { DraftRegistry } from './DraftRegistry';
 import { writeFileAtomic } from './meshDirFiles';
 
 /** The console token: `--token`, else $MESHDECK_CONSOLE_TOKEN, else a new random one; throws if a given one is unusable. */
@@ -67,7 +67,7 @@ export async function serveConsole(o: ServeConsoleOptions): Promise<ServedConsol
   setConsoleAuth(
     new ConsoleAuth(o.token, { allowedHosts: wildcard ? ['*'] : [urlHost(o.host).toLowerCase()] }),
   );
-  const drafts = new DraftStore({
+  const drafts = new DraftRegistry({
     meshDir: path.resolve(o.meshDir),
     stateDir: o.stateDir,
     ...(o.logger ? { logger: o.logger } : {}),

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DraftRegistry } from '../console/DraftRegistry';
 import { DraftStore } from '../console/DraftStore';
 import { GitOpsService } from './GitOpsService';
 import { GitRepo } from './GitRepo';
@@ -38,9 +39,14 @@ async function gitAsync(cwd: string, ...args: string[]): Promise<string> {
 }
 
 /** A second person's push to the base branch: their clone, their edit of one file, push. */
-async function pushFromElsewhere(name: string, file: string, edit: (t: string) => string): Promise<string> {
+async function pushFromElsewhere(
+  name: string,
+  file: string,
+  edit: (t: string) => string,
+  repo = 'mesh',
+): Promise<string> {
   const dir = path.join(tmp, `other-${name}`);
-  const url = remote.url('mesh').replace('http://', `http://${USER}:${TOKEN}@`);
+  const url = remote.url(repo).replace('http://', `http://${USER}:${TOKEN}@`);
   await gitAsync(tmp, 'clone', '--quiet', url, dir);
   const p = path.join(dir, 'mesh', file);
   await writeFile(p, edit(await readFile(p, 'utf8')));
@@ -50,13 +56,13 @@ async function pushFromElsewhere(name: string, file: string, edit: (t: string) =
 }
 
 /** A served mesh directory (a copy of the example), a state dir, and the remote's config in it. */
-async function setup(name: string): Promise<{ stateDir: string; meshDir: string }> {
+async function setup(name: string, repo = 'mesh'): Promise<{ stateDir: string; meshDir: string }> {
   const stateDir = path.join(tmp, `state-${name}`);
   const meshDir = path.join(tmp, `mesh-${name}`);
   await cp(EXAMPLE, meshDir, { recursive: true });
   await saveRepositoryConfig(stateDir, {
     format: 1,
-    source: { kind: 'url', url: remote.url('mesh') },
+    source: { kind: 'url', url: remote.url(repo) },
     baseBranch: 'main',
     meshDir: 'mesh',
     credentials: { kind: 'token', username: USER, token: { from: 'env', name: TOKEN_ENV } },
@@ -102,6 +108,7 @@ beforeAll(async () => {
     author: ALICE,
   });
   await GitRepo.clone(seed.dir, path.join(remote.root, 'mesh.git'), {}, { bare: true });
+  await GitRepo.clone(seed.dir, path.join(remote.root, 'several.git'), {}, { bare: true });
 });
 
 afterAll(async () => {
@@ -237,6 +244,70 @@ describe('GitOpsService over a smart-HTTP remote', () => {
       process.env[TOKEN_ENV] = TOKEN;
     }
     expect(await drafts.get()).toEqual(kept);
+  });
+});
+
+describe('GitOpsService with several drafts', () => {
+  it('keeps a base commit per draft: each shows its own diff, rebases and commits apart', async () => {
+    const { stateDir, meshDir } = await setup('several', 'several');
+    const registry = new DraftRegistry({ meshDir, stateDir, logger: { warn: () => undefined } });
+    const gitops = await GitOpsService.start({ stateDir, examplesDir: EXAMPLES, drafts: registry });
+    const base = ok(await gitops.status()).baseCommit;
+    await edit(registry.main, 'mesh.yaml', ourEdit);
+
+    // A copy of the main draft sits on the same base, with the same diff.
+    const copy = await registry.create({ name: 'Copy', from: 'main' });
+    if (!copy.ok) throw new Error(JSON.stringify(copy.body));
+    await gitops.adoptBase('copy', 'main');
+    const mainChanges = ok(await gitops.status('main')).changes;
+    expect(mainChanges.objects.map((c) => c.key)).toEqual(['VirtualService/default/transcoder-vsvc']);
+    expect(ok(await gitops.status('copy')).changes).toEqual(mainChanges);
+
+    // The base branch moves; a draft made now is based on the new tip and has no changes.
+    const tip = await pushFromElsewhere(
+      'several-worker',
+      'cluster.yaml',
+      (t) => t.replace('port: 9999 }', 'port: 9997 }'),
+      'several',
+    );
+    const fresh = await registry.create({ name: 'Fresh' });
+    if (!fresh.ok) throw new Error(JSON.stringify(fresh.body));
+    expect(ok(await gitops.startAtTip('fresh'))).toEqual({ baseCommit: tip, draftRevision: 1 });
+    expect((await (await registry.get('fresh'))!.get()).draft.files['cluster.yaml']).toContain(
+      'port: 9997 }',
+    );
+    const freshStatus = ok(await gitops.status('fresh'));
+    expect(freshStatus).toMatchObject({ draftId: 'fresh', baseCommit: tip, baseMoved: false });
+    expect(freshStatus.changes.objects).toEqual([]);
+    // ... while the older drafts see "changed while you edited".
+    expect(ok(await gitops.status('main'))).toMatchObject({ baseCommit: base, baseMoved: true });
+
+    // Rebasing the copy moves only the copy.
+    expect(ok(await gitops.rebase('copy'))).toMatchObject({ state: 'rebased', onto: tip });
+    expect(ok(await gitops.status('copy')).baseCommit).toBe(tip);
+    expect(ok(await gitops.status('main')).baseCommit).toBe(base);
+    expect((await registry.main.get()).draft.files['cluster.yaml']).not.toContain('port: 9997 }');
+
+    // A restart keeps each draft's base; the copy commits on its own branch from its own base.
+    const again = await GitOpsService.start({
+      stateDir,
+      examplesDir: EXAMPLES,
+      drafts: new DraftRegistry({ meshDir, stateDir, logger: { warn: () => undefined } }),
+    });
+    expect(ok(await again.status('copy')).baseCommit).toBe(tip);
+    const committed = ok(await again.commit({ branch: 'meshdeck/from-copy' }, 'copy'));
+    const bare = path.join(remote.root, 'several.git');
+    expect(git(bare, 'rev-parse', 'meshdeck/from-copy^').trim()).toBe(tip);
+    expect(ok(await again.status('copy')).lastCommit?.branch).toBe('meshdeck/from-copy');
+    expect(ok(await again.status('main')).lastCommit).toBeUndefined();
+
+    // An unknown draft is a 404, and a deleted one's state goes with it.
+    const missing = await again.status('nope');
+    expect(missing.ok || missing.status).toBe(404);
+    await again.forget('fresh');
+    await expect(readFile(path.join(stateDir, 'gitops', 'drafts', 'fresh.json'), 'utf8')).rejects.toThrow(
+      /ENOENT/,
+    );
   });
 });
 

@@ -4,12 +4,13 @@
  * request. Every failure is an outcome carrying the GitError / ProviderError JSON (redacted, never a
  * secret) and leaves the draft as it was.
  *
- * The draft itself stays in the DraftStore (files relative to the mesh directory); this service keeps
- * beside it, in `<stateDir>/gitops/draft-base.json`, the commit the draft is based on, a rebase in
+ * Each draft (DraftRegistry: the main one and named ones) stays in its DraftStore (files relative to
+ * the mesh directory); this service keeps beside it, in `<stateDir>/gitops/draft-base.json` (the main
+ * draft) or `<stateDir>/gitops/drafts/<id>.json`, the commit the draft is based on, a rebase in
  * progress (its conflicts) and the last commit it made. Methods run one at a time.
  */
 import path from 'node:path';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import { z } from 'zod';
 import { LAYOUT_FILE } from '@/lib/console/draftDoc';
 import type { DraftState } from '@/lib/console/draftDoc';
@@ -29,6 +30,7 @@ import {
   renderedChanges,
   resolveConflict,
 } from '@/lib/gitops';
+import { type DraftRegistry, MAIN_DRAFT } from '../console/DraftRegistry';
 import type { DraftStore } from '../console/DraftStore';
 import { formatLayout, parseLayout, writeFileAtomic } from '../console/meshDirFiles';
 import { isGitError } from './gitErrors';
@@ -58,6 +60,8 @@ export interface GitOpsErrorBody {
 export type Outcome<T> = { ok: true; body: T } | { ok: false; status: number; body: GitOpsErrorBody };
 
 export interface GitOpsStatus {
+  /** The draft this status is about. */
+  draftId: string;
   repository: RepositoryPublicView;
   /** Whether pull requests can be opened (a provider is configured). */
   forge: boolean;
@@ -135,7 +139,8 @@ type StateFile = z.infer<typeof StateFile>;
 export interface GitOpsServiceOptions {
   stateDir: string;
   examplesDir: string;
-  drafts: DraftStore;
+  /** The drafts; a lone DraftStore stands for the main draft only. */
+  drafts: DraftRegistry | DraftStore;
   author?: GitAuthor;
   now?: () => Date;
   env?: Readonly<Record<string, string | undefined>>;
@@ -144,8 +149,7 @@ export interface GitOpsServiceOptions {
 /** The GitOps operations the console's /api/gitops routes call; see the file comment. */
 export class GitOpsService {
   private queue: Promise<unknown> = Promise.resolve();
-  private state: StateFile | undefined;
-  private readonly stateFile: string;
+  private readonly states = new Map<string, StateFile>();
   private readonly now: () => Date;
 
   private constructor(
@@ -153,7 +157,6 @@ export class GitOpsService {
     readonly config: RepositoryConfig,
     private readonly repo: GitRepo,
   ) {
-    this.stateFile = path.join(gitopsDir(o.stateDir), 'draft-base.json');
     this.now = o.now ?? (() => new Date());
   }
 
@@ -162,14 +165,16 @@ export class GitOpsService {
     const config = await loadOrInitRepositoryConfig(o.stateDir, o.examplesDir);
     const repo = await openRepository(o.stateDir, config);
     const service = new GitOpsService(o, config, repo);
-    await service.exclusive(() => service.loadState());
+    await service.exclusive(() => service.loadState(MAIN_DRAFT));
     return service;
   }
 
   /** The draft's changes against its base commit, whether the base moved, and the proposals. */
-  status(): Promise<Outcome<GitOpsStatus>> {
+  status(draftId: string = MAIN_DRAFT): Promise<Outcome<GitOpsStatus>> {
     return this.guard(async () => {
-      const state = await this.loadState();
+      const drafts = await this.store(draftId);
+      if (!drafts) return noDraft(draftId);
+      const state = await this.loadState(draftId);
       let baseTip: string | undefined;
       let fetchError: GitOpsStatus['fetchError'];
       try {
@@ -178,13 +183,14 @@ export class GitOpsService {
       } catch (e) {
         fetchError = isGitError(e) ? e.toJSON() : { message: (e as Error).message };
       }
-      const draft = await this.o.drafts.get();
+      const draft = await drafts.get();
       const base = await this.readBase(state.baseCommit);
       const ours = draftFiles(draft, base);
       const changes = objectChanges(base, ours);
       const rendered = renderedChanges(base, ours);
       const proposal = this.proposal(changes, rendered);
       return {
+        draftId,
         repository: publicView(this.config),
         forge: this.config.provider !== undefined,
         baseBranch: this.config.baseBranch,
@@ -215,39 +221,43 @@ export class GitOpsService {
    * the draft is replaced and based on the tip; with conflicts nothing changes until every one is
    * resolved (see resolve).
    */
-  rebase(): Promise<Outcome<RebaseAnswer>> {
+  rebase(draftId: string = MAIN_DRAFT): Promise<Outcome<RebaseAnswer>> {
     return this.guard(async () => {
+      const drafts = await this.store(draftId);
+      if (!drafts) return noDraft(draftId);
       await this.repo.fetch();
-      return this.rebaseNow(await this.repo.remoteHead(this.config.baseBranch));
+      return this.rebaseNow(draftId, drafts, await this.repo.remoteHead(this.config.baseBranch));
     });
   }
 
   /** Settles one conflict of the rebase in progress; the last one replaces the draft. */
-  resolve(body: unknown): Promise<Outcome<RebaseAnswer>> {
+  resolve(body: unknown, draftId: string = MAIN_DRAFT): Promise<Outcome<RebaseAnswer>> {
     const parsed = ResolveBody.safeParse(body);
     if (!parsed.success) return Promise.resolve(badRequest(parsed.error));
     return this.guard(async () => {
-      const state = await this.loadState();
+      const drafts = await this.store(draftId);
+      if (!drafts) return noDraft(draftId);
+      const state = await this.loadState(draftId);
       if (!state.pending) return fail(409, { error: 'no rebase is in progress: start one with rebase' });
       const r = resolveConflict(state.pending.result, parsed.data.key, parsed.data.choice as ConflictChoice);
       if (!r.ok) return fail(400, { error: r.error, conflicts: state.pending.result.conflicts });
       const pending = { ...state.pending, result: r.result };
       if (r.result.conflicts.length > 0) {
-        await this.saveState({ ...state, pending });
+        await this.saveState(draftId, { ...state, pending });
         return answer('conflicts', pending.onto, r.result, state.pending.draftRevision);
       }
-      const draft = await this.o.drafts.get();
+      const draft = await drafts.get();
       if (draft.revision !== pending.draftRevision) {
         // The draft was edited meanwhile: merging the resolutions over it could drop that edit.
         const { pending: _dropped, ...rest } = state;
-        await this.saveState(rest);
+        await this.saveState(draftId, rest);
         return fail(409, {
           error: `the draft changed during the rebase (revision ${pending.draftRevision} -> ${draft.revision}): rebase again`,
         });
       }
-      const revision = await this.replaceDraft(draft, r.result.files);
+      const revision = await this.replaceDraft(drafts, draft, r.result.files);
       const { pending: _done, ...rest } = state;
-      await this.saveState({ ...rest, baseCommit: pending.onto });
+      await this.saveState(draftId, { ...rest, baseCommit: pending.onto });
       return answer('rebased', pending.onto, r.result, revision);
     });
   }
@@ -257,7 +267,7 @@ export class GitOpsService {
    * forge is configured. A base branch that moved is rebased onto first (conflicts: 409, nothing
    * committed). A rejected push is retried once after a fetch and rebase; the base branch is never forced.
    */
-  commit(body: unknown): Promise<Outcome<CommitRecord>> {
+  commit(body: unknown, draftId: string = MAIN_DRAFT): Promise<Outcome<CommitRecord>> {
     const parsed = CommitBody.safeParse(body ?? {});
     if (!parsed.success) return Promise.resolve(badRequest(parsed.error));
     const input = parsed.data;
@@ -269,7 +279,9 @@ export class GitOpsService {
         }),
       );
     return this.guard(async () => {
-      let state = await this.loadState();
+      const drafts = await this.store(draftId);
+      if (!drafts) return noDraft(draftId);
+      let state = await this.loadState(draftId);
       if (state.pending)
         return fail(409, {
           error: 'a rebase is waiting for its conflicts to be resolved',
@@ -280,16 +292,16 @@ export class GitOpsService {
         await this.repo.fetch();
         const tip = await this.repo.remoteHead(this.config.baseBranch);
         if (tip !== state.baseCommit) {
-          const r = await this.rebaseNow(tip);
+          const r = await this.rebaseNow(draftId, drafts, tip);
           if (!r.ok) return r;
           if (r.body.state === 'conflicts')
             return fail(409, {
               error: `${this.config.baseBranch} changed while you edited: resolve the conflicts, then commit`,
               conflicts: r.body.conflicts,
             });
-          state = await this.loadState();
+          state = await this.loadState(draftId);
         }
-        const draft = await this.o.drafts.get();
+        const draft = await drafts.get();
         const base = await this.readBase(state.baseCommit);
         const ours = draftFiles(draft, base);
         const changes = objectChanges(base, ours);
@@ -326,7 +338,7 @@ export class GitOpsService {
           at: this.now().toISOString(),
         };
         // Recorded before the pull request: a forge that fails leaves the pushed branch on record.
-        await this.saveState({ ...state, lastCommit: record });
+        await this.saveState(draftId, { ...state, lastCommit: record });
         const provider = this.config.provider;
         if (!provider || input.openPullRequest === false) {
           record.note = provider
@@ -352,38 +364,42 @@ export class GitOpsService {
           });
           record.pullRequest = { url: pr.url, number: pr.number, created: pr.created };
         }
-        await this.saveState({ ...state, lastCommit: record });
+        await this.saveState(draftId, { ...state, lastCommit: record });
         return { ok: true, body: record };
       }
     });
   }
 
-  private async rebaseNow(onto: string): Promise<Outcome<RebaseAnswer>> {
-    const state = await this.loadState();
-    const draft = await this.o.drafts.get();
+  private async rebaseNow(draftId: string, drafts: DraftStore, onto: string): Promise<Outcome<RebaseAnswer>> {
+    const state = await this.loadState(draftId);
+    const draft = await drafts.get();
     if (onto === state.baseCommit) {
       const { pending: _stale, ...rest } = state;
-      if (state.pending) await this.saveState(rest);
+      if (state.pending) await this.saveState(draftId, rest);
       return answer('up-to-date', onto, undefined, draft.revision);
     }
     const base = await this.readBase(state.baseCommit);
     const theirs = await this.readBase(onto);
     const result = rebaseDraft({ base, ours: draftFiles(draft, base), theirs });
     if (result.conflicts.length > 0) {
-      await this.saveState({ ...state, pending: { onto, draftRevision: draft.revision, result } });
+      await this.saveState(draftId, { ...state, pending: { onto, draftRevision: draft.revision, result } });
       return answer('conflicts', onto, result, draft.revision);
     }
-    const revision = await this.replaceDraft(draft, result.files);
+    const revision = await this.replaceDraft(drafts, draft, result.files);
     const { pending: _none, ...rest } = state;
-    await this.saveState({ ...rest, baseCommit: onto });
+    await this.saveState(draftId, { ...rest, baseCommit: onto });
     return answer('rebased', onto, result, revision);
   }
 
   /** Saves merged files as the next revision of the draft; throws (draft untouched) if that fails. */
-  private async replaceDraft(draft: DraftState, files: Record<string, string>): Promise<number> {
+  private async replaceDraft(
+    drafts: DraftStore,
+    draft: DraftState,
+    files: Record<string, string>,
+  ): Promise<number> {
     const { [LAYOUT_FILE]: layoutText, ...manifests } = files;
     const layout = layoutText === undefined ? draft.draft.layout : parseLayout(layoutText).layout;
-    const saved = await this.o.drafts.save({
+    const saved = await drafts.save({
       draft: { files: manifests, layout },
       baseRevision: draft.revision,
     });
@@ -415,29 +431,87 @@ export class GitOpsService {
     return this.repo.readFiles(commit, this.config.meshDir, isMeshFile);
   }
 
-  /** The stored state; on first use the draft is based on the base branch's current tip. */
-  private async loadState(): Promise<StateFile> {
-    if (this.state) return this.state;
+  /**
+   * A new named draft made as a copy of another sits on the same base commit (its diff stays the
+   * copied one); a draft made from the mesh directory is based on the tip when first used.
+   */
+  adoptBase(draftId: string, fromId: string): Promise<void> {
+    return this.exclusive(async () => {
+      const from = await this.loadState(fromId);
+      await this.saveState(draftId, { format: 1, baseCommit: from.baseCommit });
+    });
+  }
+
+  /**
+   * A new draft made fresh starts from what the repository holds: the base branch's tip (after a
+   * fetch), its mesh directory's files as the draft, based on that commit. Answers the draft's revision.
+   */
+  startAtTip(draftId: string): Promise<Outcome<{ baseCommit: string; draftRevision: number }>> {
+    return this.guard(async () => {
+      const drafts = await this.store(draftId);
+      if (!drafts) return noDraft(draftId);
+      await this.repo.fetch();
+      const tip = await this.repo.remoteHead(this.config.baseBranch);
+      const draft = await drafts.get();
+      const draftRevision = await this.replaceDraft(drafts, draft, await this.readBase(tip));
+      await this.saveState(draftId, { format: 1, baseCommit: tip });
+      return { baseCommit: tip, draftRevision };
+    });
+  }
+
+  /** Forgets a deleted draft's base commit and rebase state. */
+  forget(draftId: string): Promise<void> {
+    return this.exclusive(async () => {
+      if (draftId === MAIN_DRAFT) return;
+      this.states.delete(draftId);
+      await rm(this.stateFile(draftId), { force: true });
+    });
+  }
+
+  private async store(draftId: string): Promise<DraftStore | undefined> {
+    const d = this.o.drafts;
+    if ('main' in d) return d.get(draftId);
+    return draftId === MAIN_DRAFT ? d : undefined;
+  }
+
+  private stateFile(draftId: string): string {
+    const dir = gitopsDir(this.o.stateDir);
+    // The main draft keeps the file it always had, so an existing state directory needs no migration.
+    return draftId === MAIN_DRAFT
+      ? path.join(dir, 'draft-base.json')
+      : path.join(dir, 'drafts', `${draftId}.json`);
+  }
+
+  /** A draft's stored state; on first use the draft is based on the base branch's current tip. */
+  private async loadState(draftId: string): Promise<StateFile> {
+    const known = this.states.get(draftId);
+    if (known) return known;
     let text: string | undefined;
     try {
-      text = await readFile(this.stateFile, 'utf8');
+      text = await readFile(this.stateFile(draftId), 'utf8');
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
     }
     if (text !== undefined) {
       const parsed = StateFile.safeParse(safeJson(text));
-      if (parsed.success) return (this.state = parsed.data);
+      if (parsed.success) {
+        this.states.set(draftId, parsed.data);
+        return parsed.data;
+      }
     }
     const baseCommit = await this.repo
       .remoteHead(this.config.baseBranch)
       .catch(() => this.repo.revParse(`refs/heads/${this.config.baseBranch}`));
-    await this.saveState({ format: 1, baseCommit });
-    return this.state!;
+    const fresh: StateFile = { format: 1, baseCommit };
+    await this.saveState(draftId, fresh);
+    return fresh;
   }
 
-  private async saveState(state: StateFile): Promise<void> {
-    await writeFileAtomic(this.stateFile, `${JSON.stringify(state)}\n`, 0o600);
-    this.state = state;
+  private async saveState(draftId: string, state: StateFile): Promise<void> {
+    const file = this.stateFile(draftId);
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFileAtomic(file, `${JSON.stringify(state)}\n`, 0o600);
+    this.states.set(draftId, state);
   }
 
   private exclusive<T>(fn: () => Promise<T>): Promise<T> {
@@ -496,6 +570,10 @@ function answer(
     ok: true,
     body: { state, onto, conflicts: r?.conflicts ?? [], notes: r?.notes ?? [], draftRevision },
   };
+}
+
+function noDraft(draftId: string): { ok: false; status: number; body: GitOpsErrorBody } {
+  return fail(404, { error: `no draft with id ${JSON.stringify(draftId)}` });
 }
 
 function fail(status: number, body: GitOpsErrorBody): { ok: false; status: number; body: GitOpsErrorBody } {

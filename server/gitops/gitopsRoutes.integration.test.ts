@@ -14,7 +14,8 @@ import { GET as getStatus } from '@/app/api/gitops/status/route';
 import { POST as postSession } from '@/app/api/session/route';
 import { ConsoleAuth, CSRF_HEADER, setConsoleAuth } from '../console/consoleAuth';
 import { setConsoleContext } from '../console/consoleContext';
-import { DraftStore } from '../console/DraftStore';
+import { DraftRegistry } from '../console/DraftRegistry';
+import type { DraftStore } from '../console/DraftStore';
 import { GitOpsService } from './GitOpsService';
 import { GitRepo } from './GitRepo';
 import { saveRepositoryConfig } from './repositoryConfig';
@@ -75,12 +76,13 @@ beforeAll(async () => {
     // A forge that is not there: the PR call fails after the push, with the client's message.
     provider: { kind: 'gitea', baseUrl: 'http://127.0.0.1:9/', repo: 'team/mesh' },
   });
-  drafts = new DraftStore({ meshDir, stateDir, logger: { warn: () => {} } });
+  const registry = new DraftRegistry({ meshDir, stateDir, logger: { warn: () => {} } });
+  drafts = registry.main;
   setConsoleAuth(new ConsoleAuth(CONSOLE_TOKEN));
   setConsoleContext({
-    drafts,
+    drafts: registry,
     examplesDir: path.join(REPO, 'examples'),
-    gitops: GitOpsService.start({ stateDir, examplesDir: path.join(REPO, 'examples'), drafts }),
+    gitops: GitOpsService.start({ stateDir, examplesDir: path.join(REPO, 'examples'), drafts: registry }),
   });
 });
 

@@ -2,13 +2,13 @@ import { getControlPlane } from '@/server/controlPlane/registry';
 import { applyDraft } from '@/server/console/applyDraft';
 import { requireSession } from '@/server/console/consoleAuth';
 import { getConsoleContext } from '@/server/console/consoleContext';
-import { jsonResponse, notServing, readJsonBody } from '@/server/console/routeUtil';
+import { draftOf, jsonResponse, notServing, readJsonBody } from '@/server/console/routeUtil';
 
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
 
 /**
- * Applies the saved draft `{revision, force?}` to the mesh directory and the local mesh, and answers
+ * Applies a saved draft (`?draft=<id>`) `{revision, force?}` to the mesh directory and the local mesh, and answers
  * once the proxies are configured (or 20 s passed): `{applied, deleted, proxies}`.
  */
 export async function POST(req: Request): Promise<Response> {
@@ -17,8 +17,13 @@ export async function POST(req: Request): Promise<Response> {
   const ctx = getConsoleContext();
   const cp = getControlPlane();
   if (!ctx || !cp) return notServing();
+  const d = await draftOf(req, ctx).catch((e: Error) => ({
+    ok: false as const,
+    response: jsonResponse({ error: `cannot read the draft: ${e.message}` }, 500),
+  }));
+  if (!d.ok) return d.response;
   const body = await readJsonBody(req, 4096);
   if (!body.ok) return body.response;
-  const outcome = await applyDraft({ drafts: ctx.drafts, controlPlane: cp, body: body.value });
+  const outcome = await applyDraft({ drafts: d.store, controlPlane: cp, body: body.value });
   return jsonResponse(outcome.body, outcome.ok ? 200 : outcome.status);
 }

@@ -8,5 +8,5 @@ export const runtime = 'nodejs';
  * `{branch?, message?, title?, openPullRequest?}` -> `{branch, commit, pushed, pullRequest?, note?, at}`.
  */
 export async function POST(req: Request): Promise<Response> {
-  return gitopsMutation(req, (s, body) => s.commit(body));
+  return gitopsMutation(req, (s, body, draftId) => s.commit(body, draftId));
 }

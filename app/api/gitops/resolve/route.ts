@@ -5,5 +5,5 @@ export const runtime = 'nodejs';
 
 /** Settles one rebase conflict `{key, choice: 'ours' | 'theirs' | {text}}`: the rebase answer. */
 export async function POST(req: Request): Promise<Response> {
-  return gitopsMutation(req, (s, body) => s.resolve(body));
+  return gitopsMutation(req, (s, body, draftId) => s.resolve(body, draftId));
 }

@@ -9,5 +9,5 @@ export const runtime = 'nodejs';
  * in progress and the last commit.
  */
 export async function GET(req: Request): Promise<Response> {
-  return gitopsRead(req, (s) => s.status());
+  return gitopsRead(req, (s, draftId) => s.status(draftId));
 }

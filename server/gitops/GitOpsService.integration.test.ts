@@ -298,6 +298,7 @@ describe('GitOpsService with several drafts', () => {
     const committed = ok(await again.commit({ branch: 'meshdeck/from-copy' }, 'copy'));
     const bare = path.join(remote.root, 'several.git');
     expect(git(bare, 'rev-parse', 'meshdeck/from-copy^').trim()).toBe(tip);
+    expect(git(bare, 'rev-parse', 'meshdeck/from-copy').trim()).toBe(committed.commit);
     expect(ok(await again.status('copy')).lastCommit?.branch).toBe('meshdeck/from-copy');
     expect(ok(await again.status('main')).lastCommit).toBeUndefined();
 

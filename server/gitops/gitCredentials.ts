@@ -13,8 +13,8 @@ export type GitCredentials =
   | { kind: 'none' }
   /** HTTP(S) basic auth: a username and a token (a GitHub/GitLab/Gitea access token, or a password). */
   | { kind: 'token'; username: string; token: string }
-  /** SSH with this private key file; known hosts in `knownHostsFile` when given, else ssh's default. */
-  | { kind: 'ssh'; keyFile: string; knownHostsFile?: string };
+  /** SSH with this private key file; the server's host key must be pinned in `knownHostsFile`. */
+  | { kind: 'ssh'; keyFile: string; knownHostsFile: string };
 
 const USER_ENV = 'MESHDECK_GIT_USERNAME';
 const TOKEN_ENV = 'MESHDECK_GIT_TOKEN';
@@ -51,14 +51,20 @@ export async function withCredentialEnv<T>(
       }
     }
     case 'ssh': {
+      // Only the pinned host keys count: an unknown or changed key is refused, never trusted on first
+      // use (a machine in the middle of the first connection would be), and no ssh_config (the
+      // server user's or the system's) can loosen that or add identities.
       const opts = [
         'ssh',
+        '-F /dev/null',
         '-i',
         shellQuote(c.keyFile),
         '-o IdentitiesOnly=yes',
-        '-o StrictHostKeyChecking=accept-new',
+        '-o StrictHostKeyChecking=yes',
         '-o BatchMode=yes',
-        ...(c.knownHostsFile ? [`-o UserKnownHostsFile=${shellQuote(c.knownHostsFile)}`] : []),
+        `-o UserKnownHostsFile=${shellQuote(c.knownHostsFile)}`,
+        '-o GlobalKnownHostsFile=/dev/null',
+        '-o UpdateHostKeys=no',
       ];
       return fn({ GIT_SSH_COMMAND: opts.join(' '), GIT_SSH_VARIANT: 'ssh' });
     }

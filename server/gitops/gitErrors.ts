@@ -8,6 +8,7 @@
 /** The failures Meshdeck explains; `other` is everything else (stderr says why). */
 export type GitErrorKind =
   | 'auth-failed'
+  | 'host-key'
   | 'repo-not-found'
   | 'non-fast-forward'
   | 'merge-conflict'
@@ -22,6 +23,8 @@ export type GitErrorKind =
 export const GIT_HINTS: Record<GitErrorKind, string> = {
   'auth-failed':
     'authentication failed: check the username and token (or the SSH key) configured for the repository, and that they may read and push to it',
+  'host-key':
+    "the SSH server's host key is not the one pinned in the repository's knownHostsFile (unknown or changed): check the key's fingerprint with the server's owner, then add it (ssh-keyscan -p PORT HOST >> FILE); Meshdeck never trusts a host key it has not been given",
   'repo-not-found':
     'repository not found: check the repository URL (or path); a private repository also answers "not found" to credentials without access',
   'non-fast-forward':
@@ -89,9 +92,14 @@ export function isGitError(e: unknown): e is GitError {
 
 // Order matters: a rejected push over a bad network says both, and the first match wins.
 const PATTERNS: [GitErrorKind, RegExp][] = [
+  // Before auth-failed: a refused host key ends with the same "Could not read from remote repository".
+  [
+    'host-key',
+    /Host key verification failed|REMOTE HOST IDENTIFICATION HAS CHANGED|No \S+ host key is known/i,
+  ],
   [
     'auth-failed',
-    /Authentication failed|could not read (Username|Password)|terminal prompts disabled|HTTP Basic: Access denied|Permission denied \(publickey|returned error: 40[13]\b|Invalid username or password|Host key verification failed/i,
+    /Authentication failed|could not read (Username|Password)|terminal prompts disabled|HTTP Basic: Access denied|Permission denied \(publickey|returned error: 40[13]\b|Invalid username or password/i,
   ],
   [
     'network-unreachable',

@@ -45,7 +45,11 @@ describe('RepositoryConfig', () => {
         ...remoteConfig,
         meshDir: '.',
         source: { kind: 'path', path: '/srv/git/mesh.git' },
-        credentials: { kind: 'ssh', keyFile: '/home/me/.ssh/id_ed25519' },
+        credentials: {
+          kind: 'ssh',
+          keyFile: '/home/me/.ssh/id_ed25519',
+          knownHostsFile: '/home/me/.ssh/known_hosts',
+        },
         provider: { kind: 'gitlab', repo: 'group/sub/mesh' },
       }).success,
     ).toBe(true);
@@ -60,6 +64,11 @@ describe('RepositoryConfig', () => {
     ['a branch starting with a dash', { baseBranch: '-f' }],
     ['a branch with ..', { baseBranch: 'a..b' }],
     ['an inline secret', { credentials: { kind: 'token', username: 'u', token: 'ghp_secret' } }],
+    // Meshdeck never trusts an SSH host key on first use: the known_hosts file is part of the config.
+    [
+      'an SSH key without pinned host keys',
+      { credentials: { kind: 'ssh', keyFile: '/home/me/.ssh/id_ed25519' } },
+    ],
     ['an unknown provider', { provider: { kind: 'bitbucket', baseUrl: 'https://x', repo: 'a/b' } }],
     ['a Gitea without its URL', { provider: { kind: 'gitea', repo: 'a/b' } }],
     [
@@ -85,8 +94,10 @@ describe('RepositoryConfig', () => {
     });
     expect(JSON.stringify(view)).not.toContain('/secret/place');
     expect(
-      publicView({ ...remoteConfig, credentials: { kind: 'ssh', keyFile: '/home/me/.ssh/id_ed25519' } })
-        .credentials,
+      publicView({
+        ...remoteConfig,
+        credentials: { kind: 'ssh', keyFile: '/home/me/.ssh/id_ed25519', knownHostsFile: '/k/known_hosts' },
+      }).credentials,
     ).toEqual({ kind: 'ssh' });
   });
 });

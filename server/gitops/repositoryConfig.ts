@@ -72,8 +72,11 @@ export const CredentialsRef = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('none') }),
   /** HTTP(S) basic auth with a token (GitHub: any username and a PAT; GitLab: `oauth2` or the user). */
   z.strictObject({ kind: z.literal('token'), username: z.string().min(1).max(256), token: SecretRef }),
-  /** SSH with a private key file (and optionally its own known_hosts file). */
-  z.strictObject({ kind: z.literal('ssh'), keyFile: AbsPath, knownHostsFile: AbsPath.optional() }),
+  /**
+   * SSH with a private key file and the server's host key pinned in a known_hosts file (required:
+   * Meshdeck never trusts a host key on first use).
+   */
+  z.strictObject({ kind: z.literal('ssh'), keyFile: AbsPath, knownHostsFile: AbsPath }),
 ]);
 export type CredentialsRef = z.infer<typeof CredentialsRef>;
 
@@ -169,9 +172,7 @@ export async function resolveCredentials(
     case 'none':
       return { kind: 'none' };
     case 'ssh':
-      return ref.knownHostsFile
-        ? { kind: 'ssh', keyFile: ref.keyFile, knownHostsFile: ref.knownHostsFile }
-        : { kind: 'ssh', keyFile: ref.keyFile };
+      return { kind: 'ssh', keyFile: ref.keyFile, knownHostsFile: ref.knownHostsFile };
     case 'token': {
       let token: string | undefined;
       if (ref.token.from === 'env') {

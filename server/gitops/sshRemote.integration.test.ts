@@ -207,18 +207,29 @@ describe('a repository over SSH (real sshd on loopback)', () => {
     expect(await readFile(knownHosts, 'utf8')).toBe(`${sshd.knownHostsLine}\n`);
   });
 
-  it('trusts an unknown host key on first use (StrictHostKeyChecking=accept-new) and refuses a changed one', async () => {
-    // No known_hosts yet: ssh accepts whatever key the server shows, without asking, and records it.
-    // This is trust on first use: a machine in the middle on the first connection would be trusted.
+  it('refuses a host key it was not given (unknown or changed), with the host-key hint; a pinned one works', async () => {
+    // An empty known_hosts: ssh must not trust the key the server shows on first use (a machine in
+    // the middle of that first connection would be trusted), and must not record it either.
     const fresh = path.join(tmp, 'known_hosts-fresh');
-    await expect(stat(fresh)).rejects.toThrow();
-    const first = await GitRepo.clone(url, path.join(tmp, 'clone-tofu'), {
+    await writeFile(fresh, '');
+    const unknown = await gitError(
+      GitRepo.clone(url, path.join(tmp, 'clone-tofu'), {
+        credentials: { kind: 'ssh', keyFile: goodKey, knownHostsFile: fresh },
+      }),
+    );
+    expect(unknown).toMatchObject({ op: 'clone', kind: 'host-key' });
+    expect(unknown.stderr).toContain('Host key verification failed');
+    expect(unknown.message).toMatch(/host key .*knownHostsFile/);
+    await expect(stat(path.join(tmp, 'clone-tofu'))).rejects.toThrow();
+    expect(await readFile(fresh, 'utf8')).toBe('');
+
+    // Pinned (what ssh-keyscan printed, checked out of band): cloned, and the file is left alone.
+    await writeFile(fresh, `${sshd.knownHostsLine}\n`);
+    const pinned = await GitRepo.clone(url, path.join(tmp, 'clone-pinned'), {
       credentials: { kind: 'ssh', keyFile: goodKey, knownHostsFile: fresh },
     });
-    expect(await first.revParse('refs/remotes/origin/main')).toBe(rev('refs/heads/main'));
+    expect(await pinned.revParse('refs/remotes/origin/main')).toBe(rev('refs/heads/main'));
     expect(await hostKeysIn(fresh)).toEqual([sshd.hostPublicKey]);
-    // From then on the recorded key is checked.
-    await first.fetch();
 
     // A server showing another key under the same name and port (the real one replaced, or someone
     // in the middle): refused before any authentication, nothing cloned.
@@ -233,11 +244,8 @@ describe('a repository over SSH (real sshd on loopback)', () => {
         credentials: { kind: 'ssh', keyFile: goodKey, knownHostsFile: pinnedElsewhere },
       }),
     );
-    expect(e.op).toBe('clone');
+    expect(e).toMatchObject({ op: 'clone', kind: 'host-key' });
     expect(e.stderr).toContain('REMOTE HOST IDENTIFICATION HAS CHANGED');
-    expect(e.stderr).toContain('Host key verification failed');
-    // gitErrors files this under auth-failed, whose hint speaks of username, token and key (not the host key).
-    expect(e.kind).toBe('auth-failed');
     await expect(stat(path.join(tmp, 'clone-mitm'))).rejects.toThrow();
     expect(await hostKeysIn(pinnedElsewhere)).toEqual([other.publicKey.split(' ').slice(0, 2).join(' ')]);
   });

@@ -317,8 +317,11 @@ export class GitOpsService {
           message: input.message ?? proposal.message,
           author: this.o.author ?? MESHDECK_AUTHOR,
         });
+        // Committing this draft again to the branch it pushed last updates that branch (and its pull
+        // request): only while the remote still holds exactly that commit, never anyone else's.
+        const own = state.lastCommit?.branch === branch ? state.lastCommit.commit : undefined;
         try {
-          await this.repo.push(branch);
+          await this.repo.push(branch, own ? { forceWithLease: own } : {});
         } catch (e) {
           if (isGitError(e) && e.kind === 'non-fast-forward') {
             if (attempt++ === 0) continue;

@@ -193,4 +193,46 @@ describe('GitOpsService.commit when the push is rejected as non-fast-forward', (
     expect(status.body.lastCommit).toBeUndefined();
     expect(status.body.changes.objects.map((c) => c.key)).toEqual(['VirtualService/default/transcoder-vsvc']);
   });
+
+  it("commits the draft again to the branch it pushed last (updating its pull request), but never over someone else's commit", async () => {
+    const branch = 'meshdeck/update-own';
+    let bobPushes = false;
+    let foreign = '';
+    const { bare, drafts, gitops } = await setup('own', async (_n, bareDir) => {
+      if (bobPushes && !foreign) {
+        foreign = await foreignCommit(bareDir);
+        await gitAsync(`--git-dir=${bareDir}`, 'update-ref', `refs/heads/${branch}`, foreign);
+      }
+    });
+    const first = await gitops.commit({ branch });
+    if (!first.ok) throw new Error(JSON.stringify(first.body));
+
+    // Edit again and commit to the same branch: the branch now holds the new commit.
+    const s = await drafts.get();
+    const saved = await drafts.save({
+      draft: {
+        ...s.draft,
+        files: {
+          ...s.draft.files,
+          'mesh.yaml': s.draft.files['mesh.yaml']!.replace('port: 8889', 'port: 8890'),
+        },
+      },
+      baseRevision: s.revision,
+    });
+    if (!saved.ok) throw new Error(JSON.stringify(saved.body));
+    const second = await gitops.commit({ branch });
+    if (!second.ok) throw new Error(`expected success, got ${second.status} ${JSON.stringify(second.body)}`);
+    expect(second.body.commit).not.toBe(first.body.commit);
+    expect(git(bare, 'rev-parse', `refs/heads/${branch}`)).toBe(second.body.commit);
+    expect(gitRaw(bare, 'show', `${branch}:mesh/mesh.yaml`)).toContain('port: 8890');
+
+    // Someone else pushes to that branch before the next commit: it is theirs now, and it stays.
+    bobPushes = true;
+    const third = await gitops.commit({ branch, message: 'again\n' });
+    expect(third.ok).toBe(false);
+    if (third.ok) return;
+    expect(third.status).toBe(409);
+    expect(third.body.fields?.[0]?.path).toBe('branch');
+    expect(git(bare, 'rev-parse', `refs/heads/${branch}`)).toBe(foreign);
+  });
 });

@@ -5,6 +5,7 @@ import type { Diagnostic } from '@/lib/model/diagnostic';
 import { formatObjectRef } from '@/lib/model/diagnostic';
 import type { MeshLiveState } from '@/server/controlPlane/liveState';
 import { ApiError, apiFetch, errorMessage } from './api';
+import { withDraft } from './draftId';
 import { proxyTone } from './nodeLive';
 
 interface AppliedProxy {
@@ -30,7 +31,7 @@ export type ApplyState =
   | { phase: 'failed'; message: string; diagnostics?: Diagnostic[]; canForce?: boolean; revision?: number };
 
 /** Save, then POST /api/apply, keeping what the server said at each step. */
-export function useApply(flush: () => Promise<number | null>) {
+export function useApply(flush: () => Promise<number | null>, draftId: string) {
   const [state, setState] = useState<ApplyState>({ phase: 'idle' });
   const apply = useCallback(
     async (force = false) => {
@@ -45,7 +46,7 @@ export function useApply(flush: () => Promise<number | null>) {
       }
       setState({ phase: 'applying', revision });
       try {
-        const result = await apiFetch<ApplyResult>('/api/apply', {
+        const result = await apiFetch<ApplyResult>(withDraft('/api/apply', draftId), {
           method: 'POST',
           body: { revision, ...(force ? { force } : {}) },
         });
@@ -65,7 +66,7 @@ export function useApply(flush: () => Promise<number | null>) {
         });
       }
     },
-    [flush],
+    [flush, draftId],
   );
   return { state, apply, close: () => setState({ phase: 'idle' }) };
 }

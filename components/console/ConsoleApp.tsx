@@ -12,6 +12,7 @@ import type { MeshLiveState } from '@/server/controlPlane/liveState';
 import { apiFetch, errorMessage } from './api';
 import { ApplyPanel, useApply } from './ApplyPanel';
 import { DiagnosticsList } from './DiagnosticsList';
+import { DraftIdContext, draftIdFromLocation, MAIN_DRAFT_ID } from './draftId';
 import { ImportDialog } from './ImportDialog';
 import { Inspector } from './Inspector';
 import { MeshCanvas } from './MeshCanvas';
@@ -46,10 +47,41 @@ function readHash(): { node?: string; tab?: Tab; file?: string; proxy?: string }
   };
 }
 
-/** The console: palette, canvas, Inspector / YAML / Preview, diagnostics; one draft, one live stream. */
+/**
+ * The console on one of the drafts (`?draft=<id>`; several drafts, issue 6). Switching saves the
+ * draft being edited first, then shows the other one from scratch (its own history and view).
+ */
 export function ConsoleApp() {
+  const [draftId, setDraftId] = useState(MAIN_DRAFT_ID);
+  useEffect(() => {
+    // The address is only readable in the browser, after hydration.
+    // eslint-disable-next-line react-hooks/set-state-in-effect
+    setDraftId(draftIdFromLocation(window.location.search));
+  }, []);
+  const switchTo = useCallback((id: string) => {
+    const q = new URLSearchParams(window.location.search);
+    if (id === MAIN_DRAFT_ID) q.delete('draft');
+    else q.set('draft', id);
+    const search = q.toString();
+    window.history.pushState(null, '', `${window.location.pathname}${search ? `?${search}` : ''}`);
+    setDraftId(id);
+  }, []);
+  useEffect(() => {
+    const onPop = () => setDraftId(draftIdFromLocation(window.location.search));
+    window.addEventListener('popstate', onPop);
+    return () => window.removeEventListener('popstate', onPop);
+  }, []);
+  return (
+    <DraftIdContext.Provider value={draftId}>
+      <ConsoleWorkspace key={draftId} draftId={draftId} onSwitchDraft={switchTo} />
+    </DraftIdContext.Provider>
+  );
+}
+
+/** The console: palette, canvas, Inspector / YAML / Preview, diagnostics; one draft, one live stream. */
+function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitchDraft(id: string): void }) {
   const [session, signOut] = useSession();
-  const draft = useConsoleDraft();
+  const draft = useConsoleDraft(draftId);
   const { run: runCommand, undo, redo, flush } = draft;
   const liveQ = useQuery(liveStateQuery);
   const live = liveQ.data;
@@ -84,7 +116,19 @@ export function ConsoleApp() {
     draft.history.present,
     localMesh && previewFor === 'cluster' && tab === 'preview' ? { xds: false } : null,
   )?.l7mp;
-  const apply = useApply(draft.flush);
+  const apply = useApply(draft.flush, draftId);
+  const switchDraft = useCallback(
+    async (id: string) => {
+      if (id === draftId) return;
+      // The edits of this draft are saved before the other one shows; a save that fails keeps us here.
+      if ((await flush()) === null && draft.save.state !== 'local') {
+        setToast('This draft could not be saved, so the console stays on it (see the save status).');
+        return;
+      }
+      onSwitchDraft(id);
+    },
+    [draftId, flush, onSwitchDraft, draft.save.state],
+  );
 
   useEffect(() => {
     // The hash is only readable in the browser, after hydration (server and client render alike first).
@@ -232,6 +276,14 @@ export function ConsoleApp() {
           onTheme={setTheme}
           onHelp={() => setDialog('help')}
           onResolveConflict={draft.resolveConflict}
+          draftId={draftId}
+          onSwitchDraft={(id) => void switchDraft(id)}
+          onDraftReplaced={async () => {
+            if (!(await draft.reload()))
+              setToast(
+                'The draft was rebased on the server, but this tab has unsaved edits: reload the page.',
+              );
+          }}
           onSignOut={() =>
             void signOut().catch((e: unknown) => setToast(`Sign-out failed: ${errorMessage(e)}`))
           }

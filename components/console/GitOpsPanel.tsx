@@ -10,6 +10,7 @@ import type {
 } from '@/server/gitops/GitOpsService';
 import { ApiError, apiFetch } from './api';
 import { Dialog } from './Dialog';
+import { useDraftId, withDraft } from './draftId';
 import './gitopsPanel.css';
 
 export interface GitOpsPanelProps {
@@ -19,6 +20,8 @@ export interface GitOpsPanelProps {
   canWrite: boolean;
   /** The saved draft's revision (undefined while an edit is unsaved): the status follows it. */
   draftRevision: number | undefined;
+  /** A rebase replaced the draft on the server: the console loads it again (no page reload). */
+  onDraftReplaced?(): void;
 }
 
 type Busy = 'status' | 'rebase' | 'resolve' | 'commit' | undefined;
@@ -37,6 +40,7 @@ function errorText(e: unknown): { message: string; detail?: string } {
 
 /** Commit / PR: the draft's changes against its base commit, rebase with conflicts, commit and pull request. */
 export function GitOpsPanel(p: GitOpsPanelProps) {
+  const draftId = useDraftId();
   const [status, setStatus] = useState<GitOpsStatus>();
   const [busy, setBusy] = useState<Busy>();
   const [error, setError] = useState<{ message: string; detail?: string }>();
@@ -54,7 +58,7 @@ export function GitOpsPanel(p: GitOpsPanelProps) {
   const load = useCallback(async () => {
     setBusy('status');
     try {
-      const s = await apiFetch<GitOpsStatus>('/api/gitops/status');
+      const s = await apiFetch<GitOpsStatus>(withDraft('/api/gitops/status', draftId));
       setStatus(s);
       setError(undefined);
       if (!editedRef.current) {
@@ -66,7 +70,7 @@ export function GitOpsPanel(p: GitOpsPanelProps) {
     } finally {
       setBusy(undefined);
     }
-  }, []);
+  }, [draftId]);
 
   useEffect(() => {
     if (!p.open || p.draftRevision === undefined) return;
@@ -79,7 +83,10 @@ export function GitOpsPanel(p: GitOpsPanelProps) {
     setBusy(what);
     setError(undefined);
     try {
-      return await apiFetch<T>(url, { method: 'POST', ...(body !== undefined ? { body } : {}) });
+      return await apiFetch<T>(withDraft(url, draftId), {
+        method: 'POST',
+        ...(body !== undefined ? { body } : {}),
+      });
     } catch (e) {
       setError(errorText(e));
       const b = e instanceof ApiError ? (e.body as GitOpsErrorBody | undefined) : undefined;
@@ -91,7 +98,10 @@ export function GitOpsPanel(p: GitOpsPanelProps) {
   };
 
   const afterRebase = async (r: RebaseAnswer | undefined) => {
-    if (r?.state === 'rebased') setRebased(true);
+    if (r?.state === 'rebased') {
+      setRebased(true);
+      p.onDraftReplaced?.();
+    }
     await load();
   };
 
@@ -143,10 +153,7 @@ export function GitOpsPanel(p: GitOpsPanelProps) {
         ) : null}
         {rebased ? (
           <div className="gitops__banner" data-testid="gitops-rebased">
-            The draft was rebased on the server.
-            <button type="button" onClick={() => window.location.reload()}>
-              Reload the draft
-            </button>
+            The draft was rebased on the server and loaded here again (Ctrl+Z shows it as it was).
           </div>
         ) : null}
 

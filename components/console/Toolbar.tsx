@@ -3,6 +3,7 @@
 import Link from 'next/link';
 import { useState } from 'react';
 import type { ApplyState } from './ApplyPanel';
+import { DraftSwitcher } from './DraftSwitcher';
 import { GitOpsPanel } from './GitOpsPanel';
 import type { SessionState } from './useSession';
 import type { SaveStatus } from './useConsoleDraft';
@@ -27,6 +28,11 @@ export interface ToolbarProps {
   onHelp(): void;
   onResolveConflict(choice: 'mine' | 'theirs'): void;
   onSignOut(): void;
+  /** The draft being edited, and switching to another. */
+  draftId: string;
+  onSwitchDraft(id: string): void;
+  /** The server replaced the draft (a rebase from the Commit / PR panel): load it again. */
+  onDraftReplaced(): void;
 }
 
 function saveText(s: SaveStatus): string {
@@ -53,6 +59,12 @@ export function Toolbar(p: ToolbarProps) {
   const [gitops, setGitops] = useState(false);
   return (
     <div className="toolbar" role="toolbar" aria-label="Console actions">
+      <DraftSwitcher
+        draftId={p.draftId}
+        canWrite={p.session.status === 'signed-in' && p.save.state !== 'local'}
+        onSwitch={p.onSwitchDraft}
+      />
+      <span className="toolbar__sep" />
       <button
         type="button"
         onClick={p.onUndo}
@@ -113,6 +125,7 @@ export function Toolbar(p: ToolbarProps) {
         onClose={() => setGitops(false)}
         canWrite={p.session.status === 'signed-in'}
         draftRevision={p.save.state === 'saved' ? p.save.revision : undefined}
+        onDraftReplaced={p.onDraftReplaced}
       />
       <span
         className={`save-status save-status--${p.save.state}`}

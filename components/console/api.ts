@@ -34,10 +34,10 @@ export function setCsrfToken(token: string | undefined): void {
   csrfToken = token;
 }
 
-/** GET/POST/PUT/DELETE a JSON API route; throws ApiError with the server's message on failure. */
+/** GET/POST/PUT/PATCH/DELETE a JSON API route; throws ApiError with the server's message on failure. */
 export async function apiFetch<T>(
   url: string,
-  init: { method?: 'GET' | 'POST' | 'PUT' | 'DELETE'; body?: unknown; signal?: AbortSignal } = {},
+  init: { method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'; body?: unknown; signal?: AbortSignal } = {},
 ): Promise<T> {
   const method = init.method ?? 'GET';
   const headers: Record<string, string> = { Accept: 'application/json' };

@@ -4,6 +4,7 @@ import type { DraftState } from '@/lib/console/draftDoc';
 import type { L7mpConfig } from '@/lib/model/l7mp';
 import type { MeshLiveState } from '@/server/controlPlane/liveState';
 import { ApiError, apiFetch } from './api';
+import { withDraft } from './draftId';
 
 export interface ConsoleExample {
   name: string;
@@ -27,11 +28,33 @@ export const liveStateQuery = queryOptions({
   staleTime: Infinity,
 });
 
-/** The saved draft (loaded once; the console owns it afterwards). */
-export const draftQuery = queryOptions({
-  queryKey: ['draft'] as const,
-  queryFn: ({ signal }) => apiFetch<DraftState>('/api/draft', { signal }),
-  staleTime: Infinity,
+/** A saved draft (loaded once; the console owns it afterwards). */
+export function draftQuery(draftId: string) {
+  return queryOptions({
+    queryKey: ['draft', draftId] as const,
+    queryFn: ({ signal }) => apiFetch<DraftState>(withDraft('/api/draft', draftId), { signal }),
+    staleTime: Infinity,
+    retry: false,
+  });
+}
+
+/** One draft in the list (server/console/DraftRegistry DraftSummary). */
+export interface DraftListEntry {
+  id: string;
+  name: string;
+  createdAt?: string;
+  revision: number;
+  updatedAt: string;
+  main: boolean;
+}
+
+export const draftsKey = ['drafts'] as const;
+
+/** Every draft of the served mesh directory, the main one first. */
+export const draftsQuery = queryOptions({
+  queryKey: draftsKey,
+  queryFn: ({ signal }) => apiFetch<DraftListEntry[]>('/api/drafts', { signal }),
+  staleTime: 5_000,
   retry: false,
 });
 

@@ -1,6 +1,6 @@
 'use client';
 
-import { useQuery } from '@tanstack/react-query';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { applyCommand, type CommandResult, type DraftCommand } from '@/lib/console/draftCommands';
 import { type DraftDoc, type DraftState, emptyDraft } from '@/lib/console/draftDoc';
@@ -13,6 +13,7 @@ import {
   undoHistory,
 } from '@/lib/console/draftHistory';
 import { ApiError, apiFetch, errorMessage } from './api';
+import { withDraft } from './draftId';
 import { draftQuery } from './queries';
 
 export type SaveStatus =
@@ -32,6 +33,11 @@ export interface DraftController {
   /** Saves now (if needed) and returns the saved revision, or null when it cannot be saved. */
   flush(): Promise<number | null>;
   resolveConflict(choice: 'mine' | 'theirs'): void;
+  /**
+   * Loads the saved draft again after the server replaced it (a rebase): undoable, and refused
+   * (false) while edits made here are not saved yet.
+   */
+  reload(): Promise<boolean>;
 }
 
 const AUTOSAVE_MS = 600;
@@ -41,8 +47,9 @@ const AUTOSAVE_MS = 600;
  * (debounced PUT with the revision it is based on). A save that loses a race (409) keeps both
  * versions and asks; one the server refuses keeps the edit and says why.
  */
-export function useConsoleDraft(): DraftController {
-  const loaded = useQuery(draftQuery);
+export function useConsoleDraft(draftId: string): DraftController {
+  const queryClient = useQueryClient();
+  const loaded = useQuery(draftQuery(draftId));
   const [history, setHistoryState] = useState<DraftHistory>(() => createHistory(emptyDraft()));
   const historyRef = useRef(history);
   const [save, setSaveState] = useState<SaveStatus>({ state: 'loading' });
@@ -88,7 +95,7 @@ export function useConsoleDraft(): DraftController {
     setSave({ state: 'saving', revision: base.revision });
     const p = (async (): Promise<number | null> => {
       try {
-        const r = await apiFetch<{ revision: number; updatedAt: string }>('/api/draft', {
+        const r = await apiFetch<{ revision: number; updatedAt: string }>(withDraft('/api/draft', draftId), {
           method: 'PUT',
           body: { draft, baseRevision: base.revision },
         });
@@ -116,7 +123,7 @@ export function useConsoleDraft(): DraftController {
     })();
     inFlight.current = p;
     return p;
-  }, [setSave]);
+  }, [setSave, draftId]);
 
   // Autosave shortly after the last edit.
   useEffect(() => {
@@ -166,9 +173,31 @@ export function useConsoleDraft(): DraftController {
     [doSave, setHistory, setSave],
   );
 
+  const reload = useCallback(async (): Promise<boolean> => {
+    while (inFlight.current) await inFlight.current;
+    if (saved.current && historyRef.current.present !== saved.current.draft) return false;
+    let state: DraftState;
+    try {
+      state = await queryClient.fetchQuery({ ...draftQuery(draftId), staleTime: 0 });
+    } catch (e) {
+      setSave({
+        state: 'error',
+        revision: saved.current?.revision ?? 0,
+        message: `Not reloaded: ${errorMessage(e)}`,
+      });
+      return false;
+    }
+    saved.current = { draft: state.draft, revision: state.revision };
+    // Undoable like "Load theirs": the draft as it was is one Ctrl+Z away.
+    setHistory(pushHistory(historyRef.current, state.draft));
+    setSave({ state: 'saved', revision: state.revision });
+    return true;
+  }, [draftId, queryClient, setHistory, setSave]);
+
   return {
     history,
     run,
+    reload,
     undo: useCallback(() => setHistory(undoHistory(historyRef.current)), [setHistory]),
     redo: useCallback(() => setHistory(redoHistory(historyRef.current)), [setHistory]),
     save,

@@ -1,0 +1,30 @@
+'use client';
+/**
+ * Which draft the console edits (issue 6: several drafts). The id travels in the address
+ * (`/?draft=<id>`, none for the main draft) so a link opens the same draft, and in a context so that
+ * every panel asks the server about that draft.
+ */
+import { createContext, useContext } from 'react';
+
+/** The main draft's id (server/console/DraftRegistry MAIN_DRAFT; not imported: that module is server-only). */
+export const MAIN_DRAFT_ID = 'main';
+
+/** The draft the panels below work on. */
+export const DraftIdContext = createContext<string>(MAIN_DRAFT_ID);
+
+/** The active draft's id. */
+export function useDraftId(): string {
+  return useContext(DraftIdContext);
+}
+
+/** A route's URL for a draft: `?draft=<id>` added, except for the main draft. */
+export function withDraft(url: string, draftId: string): string {
+  if (draftId === MAIN_DRAFT_ID) return url;
+  return `${url}${url.includes('?') ? '&' : '?'}draft=${encodeURIComponent(draftId)}`;
+}
+
+/** The draft id the address names (`?draft=`), or the main draft. */
+export function draftIdFromLocation(search: string): string {
+  const id = new URLSearchParams(search).get('draft');
+  return id && /^[a-z0-9][a-z0-9-]{0,47}$/.test(id) ? id : MAIN_DRAFT_ID;
+}

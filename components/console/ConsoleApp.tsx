@@ -1,6 +1,6 @@
 'use client';
 
-import { useQuery } from '@tanstack/react-query';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useCallback, useDeferredValue, useEffect, useState } from 'react';
 import { type DraftCompilation, inferPodsDir } from '@/lib/console/compileDraft';
 import type { DraftCommand } from '@/lib/console/draftCommands';
@@ -58,19 +58,29 @@ export function ConsoleApp() {
     // eslint-disable-next-line react-hooks/set-state-in-effect
     setDraftId(draftIdFromLocation(window.location.search));
   }, []);
-  const switchTo = useCallback((id: string) => {
-    const q = new URLSearchParams(window.location.search);
-    if (id === MAIN_DRAFT_ID) q.delete('draft');
-    else q.set('draft', id);
-    const search = q.toString();
-    window.history.pushState(null, '', `${window.location.pathname}${search ? `?${search}` : ''}`);
-    setDraftId(id);
-  }, []);
+  const queryClient = useQueryClient();
+  const switchTo = useCallback(
+    (id: string) => {
+      // The other draft is read again: what this tab loaded of it earlier may have been saved since.
+      queryClient.removeQueries({ queryKey: ['draft', id] });
+      const q = new URLSearchParams(window.location.search);
+      if (id === MAIN_DRAFT_ID) q.delete('draft');
+      else q.set('draft', id);
+      const search = q.toString();
+      window.history.pushState(null, '', `${window.location.pathname}${search ? `?${search}` : ''}`);
+      setDraftId(id);
+    },
+    [queryClient],
+  );
   useEffect(() => {
-    const onPop = () => setDraftId(draftIdFromLocation(window.location.search));
+    const onPop = () => {
+      const id = draftIdFromLocation(window.location.search);
+      queryClient.removeQueries({ queryKey: ['draft', id] });
+      setDraftId(id);
+    };
     window.addEventListener('popstate', onPop);
     return () => window.removeEventListener('popstate', onPop);
-  }, []);
+  }, [queryClient]);
   return (
     <DraftIdContext.Provider value={draftId}>
       <ConsoleWorkspace key={draftId} draftId={draftId} onSwitchDraft={switchTo} />

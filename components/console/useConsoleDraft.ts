@@ -128,7 +128,12 @@ export function useConsoleDraft(draftId: string): DraftController {
   // Autosave shortly after the last edit.
   useEffect(() => {
     const base = saved.current;
-    if (!base || history.present === base.draft) return;
+    if (!base) return;
+    if (history.present === base.draft) {
+      // Back at what the server has (an undo, or the render before the loaded draft showed): nothing to save.
+      setSave((s) => (s.state === 'dirty' ? { state: 'saved', revision: s.revision } : s));
+      return;
+    }
     setSave((s) => (s.state === 'saved' ? { state: 'dirty', revision: s.revision } : s));
     clearTimeout(timer.current);
     timer.current = setTimeout(() => {

@@ -2,6 +2,8 @@ import { defineConfig, devices } from '@playwright/test';
 
 const port = 3100;
 const origin = `http://127.0.0.1:${port}`;
+/** The console of scripts/e2e-gitea-server.sh (GitOps on a real Gitea). */
+export const GITEA_E2E_ORIGIN = 'http://127.0.0.1:3101';
 
 export default defineConfig({
   testDir: 'e2e',
@@ -36,16 +38,29 @@ export default defineConfig({
       },
     },
   ],
-  // The console and the control plane on a fresh copy of seed Example 1 (real l7mp proxies), signed in
-  // with the token e2e-token: open `/?token=e2e-token` to get a session.
-  webServer: {
-    command: 'bash scripts/e2e-server.sh',
-    url: `${origin}/api/health`,
-    reuseExistingServer: !process.env.CI,
-    timeout: 180_000,
-    stdout: 'ignore',
-    stderr: 'pipe',
-    // SIGTERM lets meshdeck serve stop its proxies and the script remove its temp dir.
-    gracefulShutdown: { signal: 'SIGTERM', timeout: 20_000 },
-  },
+  webServer: [
+    // The console and the control plane on a fresh copy of seed Example 1 (real l7mp proxies), signed in
+    // with the token e2e-token: open `/?token=e2e-token` to get a session.
+    {
+      command: 'bash scripts/e2e-server.sh',
+      url: `${origin}/api/health`,
+      reuseExistingServer: !process.env.CI,
+      timeout: 180_000,
+      stdout: 'ignore',
+      stderr: 'pipe',
+      // SIGTERM lets meshdeck serve stop its proxies and the script remove its temp dir.
+      gracefulShutdown: { signal: 'SIGTERM', timeout: 20_000 },
+    },
+    // A real Gitea with the GitOps repository and a second console on a port-shifted copy of Example 1,
+    // configured to open pull requests there (e2e/console-pullrequest.spec.ts sets its baseURL).
+    {
+      command: 'bash scripts/e2e-gitea-server.sh',
+      url: `${GITEA_E2E_ORIGIN}/api/health`,
+      reuseExistingServer: !process.env.CI,
+      timeout: 180_000,
+      stdout: 'ignore',
+      stderr: 'pipe',
+      gracefulShutdown: { signal: 'SIGTERM', timeout: 30_000 },
+    },
+  ],
 });

@@ -9,9 +9,9 @@ export const SHOTS = 'test-results';
 
 /**
  * Fails a test whose page logs an error or sends a request off the origin (the console must work
- * offline). Call once at the top of a spec file.
+ * offline). Call once at the top of a spec file; `origin` is the server the spec runs on.
  */
-export function guardPage(): void {
+export function guardPage(origin: string = ORIGIN): void {
   let consoleErrors: string[] = [];
   let offOrigin: string[] = [];
   test.beforeEach(async ({ page }) => {
@@ -24,7 +24,7 @@ export function guardPage(): void {
     page.on('request', (req) => {
       const url = req.url();
       if (url.startsWith('data:') || url.startsWith('blob:')) return;
-      if (new URL(url).origin !== ORIGIN) offOrigin.push(url);
+      if (new URL(url).origin !== origin) offOrigin.push(url);
     });
   });
   test.afterEach(() => {

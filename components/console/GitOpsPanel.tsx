@@ -111,6 +111,8 @@ export function GitOpsPanel(p: GitOpsPanelProps) {
     await load();
   };
 
+  // After a reload or a reopen the server's record of the last commit keeps its pull request in reach.
+  const shown = result ?? status?.lastCommit;
   const changes = status?.changes;
   const count = (changes?.objects.length ?? 0) + (changes?.files.length ?? 0);
   const conflicts = status?.rebase?.conflicts ?? [];
@@ -305,25 +307,29 @@ export function GitOpsPanel(p: GitOpsPanelProps) {
           </div>
         ) : null}
 
-        {result ? (
+        {shown ? (
           <div className="gitops__result" role="status" data-testid="gitops-result">
-            {result.pullRequest ? (
+            {result ? null : 'Last commit: '}
+            {shown.pullRequest ? (
               <>
                 Pull request{' '}
                 <a
-                  href={result.pullRequest.url}
+                  href={shown.pullRequest.url}
+                  title={shown.pullRequest.url}
                   target="_blank"
                   rel="noreferrer"
                   data-testid="gitops-pr-link"
                 >
-                  #{result.pullRequest.number}
+                  #{shown.pullRequest.number}
                 </a>{' '}
-                {result.pullRequest.created ? 'opened' : '(already open)'} from <code>{result.branch}</code>.
+                {shown.pullRequest.created ? 'opened' : '(already open)'} from{' '}
+                <code data-testid="gitops-pushed-branch">{shown.branch}</code> (
+                <code>{shown.commit.slice(0, 10)}</code>).
               </>
             ) : (
               <>
-                Pushed <code data-testid="gitops-pushed-branch">{result.branch}</code> (
-                <code>{result.commit.slice(0, 10)}</code>). {result.note}
+                Pushed <code data-testid="gitops-pushed-branch">{shown.branch}</code> (
+                <code>{shown.commit.slice(0, 10)}</code>). {shown.note}
               </>
             )}
           </div>

@@ -64,7 +64,11 @@ export interface KubeApiServer {
   binaries: KubeBinaries;
   /** A member of system:masters. */
   admin: KubeIdentity;
-  /** A user with only what every authenticated user may do (discovery, self reviews) until a test grants more. */
+  /**
+   * A user with only what every authenticated user may do (discovery, self reviews) until a test grants
+   * more, with explicit Roles: the aggregated ClusterRoles admin/edit/view have no rules here (their
+   * aggregation controller runs in kube-controller-manager).
+   */
   restricted: KubeIdentity;
   /** Issues another client-certificate identity (CN=user, O=each group) with its own kubeconfig. */
   addUser(user: string, groups?: string[]): Promise<KubeIdentity>;

@@ -49,8 +49,20 @@ export function DraftSwitcher(p: DraftSwitcherProps) {
   const submit = async (e?: FormEvent) => {
     e?.preventDefault();
     if (!mode) return;
-    setBusy(true);
     setError(undefined);
+    // Said at once, before a round trip (the server checks it again).
+    const taken =
+      mode.kind !== 'delete' &&
+      drafts.find(
+        (d) =>
+          d.name.trim().toLowerCase() === name.trim().toLowerCase() &&
+          !(mode.kind === 'rename' && d.id === mode.draft.id),
+      );
+    if (taken) {
+      setError(`a draft named "${taken.name}" exists already: choose another name`);
+      return;
+    }
+    setBusy(true);
     try {
       if (mode.kind === 'new') {
         const made = await apiFetch<DraftListEntry & { note?: string }>('/api/drafts', {

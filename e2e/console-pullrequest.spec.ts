@@ -146,4 +146,6 @@ test('an edit survives a reload and becomes a real pull request on Gitea, linked
   await expect(result).toContainText('Last commit');
   await expect(result.getByRole('link', { name: `#${number}` })).toHaveAttribute('href', href!);
   await expect(result.getByTestId('gitops-pushed-branch')).toHaveText(branch);
+  await result.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: `${SHOTS}/console-pullrequest-after-reload.png` });
 });

@@ -177,8 +177,9 @@ export class GitOpsService {
       const state = await this.loadState(draftId);
       let baseTip: string | undefined;
       let fetchError: GitOpsStatus['fetchError'];
+      let heads: Record<string, string> = {};
       try {
-        await this.repo.fetch();
+        heads = await this.repo.fetch();
         baseTip = await this.repo.remoteHead(this.config.baseBranch);
       } catch (e) {
         fetchError = isGitError(e) ? e.toJSON() : { message: (e as Error).message };
@@ -188,7 +189,7 @@ export class GitOpsService {
       const ours = draftFiles(draft, base);
       const changes = objectChanges(base, ours);
       const rendered = renderedChanges(base, ours);
-      const proposal = this.proposal(changes, rendered);
+      const proposal = this.proposal(changes, rendered, ownBranch(state, heads));
       return {
         draftId,
         repository: publicView(this.config),
@@ -289,7 +290,7 @@ export class GitOpsService {
         });
       let attempt = 0;
       for (;;) {
-        await this.repo.fetch();
+        const heads = await this.repo.fetch();
         const tip = await this.repo.remoteHead(this.config.baseBranch);
         if (tip !== state.baseCommit) {
           const r = await this.rebaseNow(draftId, drafts, tip);
@@ -307,7 +308,7 @@ export class GitOpsService {
         const changes = objectChanges(base, ours);
         if (isUnchanged(changes)) return fail(400, { error: 'the draft has no changes to commit' });
         const rendered = renderedChanges(base, ours);
-        const proposal = this.proposal(changes, rendered);
+        const proposal = this.proposal(changes, rendered, ownBranch(state, heads));
         const branch = input.branch ?? proposal.branch;
         await this.repo.createBranch(branch, state.baseCommit, { force: true });
         const committed = await this.repo.commitFiles({
@@ -319,7 +320,7 @@ export class GitOpsService {
         });
         // Committing this draft again to the branch it pushed last updates that branch (and its pull
         // request): only while the remote still holds exactly that commit, never anyone else's.
-        const own = state.lastCommit?.branch === branch ? state.lastCommit.commit : undefined;
+        const own = ownBranch(state, heads) === branch ? state.lastCommit?.commit : undefined;
         try {
           await this.repo.push(branch, own ? { forceWithLease: own } : {});
         } catch (e) {
@@ -410,12 +411,14 @@ export class GitOpsService {
     return saved.revision;
   }
 
+  /** The editable defaults; `sameBranch` (this draft's last pushed branch, still ours) is proposed again. */
   private proposal(
     changes: ObjectChanges,
     rendered: RenderedChanges,
+    sameBranch?: string,
   ): { branch: string; message: string; title: string; body: string } {
     return {
-      branch: branchName(changes, this.now()),
+      branch: sameBranch ?? branchName(changes, this.now()),
       message: commitMessage(
         changes,
         rendered.proxies.map((p) => p.proxy),
@@ -547,6 +550,16 @@ export function draftFiles(draft: DraftState, base: Record<string, string>): Rec
     files[LAYOUT_FILE] = same ? baseLayout : formatLayout(positions);
   } else if (Object.keys(positions).length > 0) files[LAYOUT_FILE] = formatLayout(positions);
   return files;
+}
+
+/**
+ * The branch this draft pushed last, while the remote still holds exactly that commit there: a new
+ * commit of the draft goes to it (its pull request follows). Gone (merged and deleted) or moved by
+ * someone else: undefined, and a new branch is proposed.
+ */
+function ownBranch(state: StateFile, heads: Record<string, string>): string | undefined {
+  const last = state.lastCommit;
+  return last && last.pushed && heads[last.branch] === last.commit ? last.branch : undefined;
 }
 
 /** A thrown error as an outcome: git and provider errors keep their JSON, others their message. */

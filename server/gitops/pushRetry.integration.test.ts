@@ -206,6 +206,10 @@ describe('GitOpsService.commit when the push is rejected as non-fast-forward', (
     });
     const first = await gitops.commit({ branch });
     if (!first.ok) throw new Error(JSON.stringify(first.body));
+    // The next commit of this draft is proposed on the same branch, so its pull request follows.
+    const proposed = await gitops.status();
+    if (!proposed.ok) throw new Error(JSON.stringify(proposed.body));
+    expect(proposed.body.proposal.branch).toBe(branch);
 
     // Edit again and commit to the same branch: the branch now holds the new commit.
     const s = await drafts.get();
@@ -234,5 +238,9 @@ describe('GitOpsService.commit when the push is rejected as non-fast-forward', (
     expect(third.status).toBe(409);
     expect(third.body.fields?.[0]?.path).toBe('branch');
     expect(git(bare, 'rev-parse', `refs/heads/${branch}`)).toBe(foreign);
+    // The branch is someone else's now: a new one is proposed.
+    const after = await gitops.status();
+    if (!after.ok) throw new Error(JSON.stringify(after.body));
+    expect(after.body.proposal.branch).not.toBe(branch);
   });
 });

@@ -91,7 +91,9 @@ function pushElsewhere(remoteGit: string, port: string): void {
   }
 }
 
-test('the base moved while editing: rebase shows the conflict side by side, keep ours', async ({ page }) => {
+test('the base moved while editing: rebase shows the conflict side by side; theirs loads in place, undoable', async ({
+  page,
+}) => {
   await openConsole(page, GATEWAY_VS);
   await setPort(page, '9005');
   await page.getByTestId('gitops-open').click();
@@ -115,11 +117,19 @@ test('the base moved while editing: rebase shows the conflict side by side, keep
   await conflict.scrollIntoViewIfNeeded();
   await page.screenshot({ path: `${SHOTS}/console-gitops-conflict.png` });
 
-  await conflict.getByRole('button', { name: 'Keep ours' }).click();
+  // The page is not reloaded: a marker set now is still there after the rebase.
+  await page.evaluate(() => ((window as unknown as { rebaseMarker: number }).rebaseMarker = 1));
+  await conflict.getByRole('button', { name: 'Keep theirs' }).click();
   await expect(panel.getByTestId('gitops-rebased')).toBeVisible();
   await expect(panel.getByTestId('gitops-conflict')).toHaveCount(0);
   await expect(panel.getByTestId('gitops-base-moved')).toHaveCount(0);
-  await panel.getByRole('button', { name: 'Reload the draft' }).click();
+  await panel.getByRole('button', { name: 'Close' }).click();
+  // The editor shows the rebased draft (their port) at once.
+  await expect(page.getByTestId(`node-${GATEWAY_VS}`)).toContainText('udp :9006');
   await expect(page.getByTestId('save-status')).toContainText('Saved');
+  expect(await page.evaluate(() => (window as unknown as { rebaseMarker?: number }).rebaseMarker)).toBe(1);
+  // Undo brings back the draft as it was before the rebase (and saves it).
+  await page.getByTestId('undo').click();
   await expect(page.getByTestId(`node-${GATEWAY_VS}`)).toContainText('udp :9005');
+  await expect(page.getByTestId('save-status')).toContainText('Saved');
 });

@@ -1,0 +1,278 @@
+/**
+ * Kubernetes objects, as an API server or an informer hands them out, to the Snapshot the engine reads:
+ * the same shape `parseManifests` gives for a mesh directory, with each object's source named after the
+ * object itself (`default/gateway-vsvc (VirtualService)`) instead of a file and line. Pure: no I/O.
+ */
+import type { z } from 'zod';
+import { MSM_API_VERSION } from '../model/common';
+import { type Diagnostic, type ObjectRef, normalizeDiagnostics, objectKey } from '../model/diagnostic';
+import { formatFieldPath } from '../model/fieldPath';
+import { EndpointSlice, Pod, Service } from '../model/kube';
+import { Route, Target, VirtualService } from '../model/resources';
+import { emptySnapshot, type Snapshot } from '../model/snapshot';
+import { convertSeedDialect } from '../parse/seedDialect';
+
+/** The kinds a Kubernetes source watches. */
+export const KUBE_SOURCE_KINDS = [
+  'VirtualService',
+  'Route',
+  'Target',
+  'Service',
+  'EndpointSlice',
+  'Pod',
+] as const;
+export type KubeSourceKind = (typeof KUBE_SOURCE_KINDS)[number];
+
+/** The mesh kinds: custom resources of `msm.l7mp.io/v1`, with a status subresource. */
+export const MESH_CRD_KINDS = ['VirtualService', 'Route', 'Target'] as const;
+export type MeshCrdKind = (typeof MESH_CRD_KINDS)[number];
+
+/** The plural resource name of each mesh kind (`/apis/msm.l7mp.io/v1/<plural>`). */
+export const MESH_CRD_PLURALS: Record<MeshCrdKind, string> = {
+  VirtualService: 'virtualservices',
+  Route: 'routes',
+  Target: 'targets',
+};
+
+/** A plain JSON object with only the fields the engine reads (see {@link leanKubeObject}). */
+export type LeanKubeObject = Record<string, unknown> & {
+  metadata: { name: string; namespace: string; generation?: number };
+};
+
+/** The lean objects of every kind, as a source keeps them. */
+export type KubeObjects = Record<KubeSourceKind, readonly LeanKubeObject[]>;
+
+/** A mesh object as the controller writes status for it: what it is and which generation was read. */
+export interface MeshObjectInfo {
+  ref: ObjectRef & { kind: MeshCrdKind; namespace: string };
+  generation?: number;
+  /** It failed validation: the engine never saw it. */
+  rejected: boolean;
+}
+
+/** A snapshot built from Kubernetes objects, plus the mesh objects it holds (valid or not). */
+export interface KubeSnapshot {
+  snapshot: Snapshot;
+  /** By `Kind/namespace/name`. */
+  meshObjects: Record<string, MeshObjectInfo>;
+}
+
+const API_VERSION: Record<KubeSourceKind, string> = {
+  VirtualService: MSM_API_VERSION,
+  Route: MSM_API_VERSION,
+  Target: MSM_API_VERSION,
+  Service: 'v1',
+  EndpointSlice: 'discovery.k8s.io/v1',
+  Pod: 'v1',
+};
+
+const SCHEMAS: Record<KubeSourceKind, z.ZodType> = {
+  VirtualService,
+  Route,
+  Target,
+  Service,
+  EndpointSlice,
+  Pod,
+};
+
+const SNAPSHOT_FIELD = {
+  VirtualService: 'virtualServices',
+  Route: 'routes',
+  Target: 'targets',
+  Service: 'services',
+  EndpointSlice: 'endpointSlices',
+  Pod: 'pods',
+} as const satisfies Record<KubeSourceKind, keyof Snapshot>;
+
+/** Annotations nobody reads that can be as large as the object (kubectl apply's copy of it). */
+const DROPPED_ANNOTATIONS = new Set(['kubectl.kubernetes.io/last-applied-configuration']);
+
+/** How diagnostics name an object's source: `namespace/name (Kind)`. */
+export function kubeSourceName(kind: string, namespace: string, name: string): string {
+  return `${namespace}/${name} (${kind})`;
+}
+
+/**
+ * The fields of a Kubernetes object that the engine reads, as plain JSON, with apiVersion and kind set
+ * (list responses leave them out of their items). Accepts both the client library's typed models and
+ * raw JSON (an informer mixes them: typed from its list, raw from its watch). Status, managed fields,
+ * timestamps and resource versions are dropped, so an update that changes none of what the engine
+ * reads gives an equal object. Undefined for something that is not an object with a name.
+ */
+export function leanKubeObject(kind: KubeSourceKind, raw: unknown): LeanKubeObject | undefined {
+  if (!isRecord(raw) || !isRecord(raw.metadata) || typeof raw.metadata.name !== 'string') return undefined;
+  const meta = raw.metadata;
+  const metadata: LeanKubeObject['metadata'] & Record<string, unknown> = {
+    name: meta.name as string,
+    namespace: typeof meta.namespace === 'string' && meta.namespace ? meta.namespace : 'default',
+  };
+  if (isRecord(meta.labels) && Object.keys(meta.labels).length > 0) metadata.labels = { ...meta.labels };
+  if (isRecord(meta.annotations)) {
+    const kept = Object.entries(meta.annotations).filter(([k]) => !DROPPED_ANNOTATIONS.has(k));
+    if (kept.length > 0) metadata.annotations = Object.fromEntries(kept);
+  }
+  const base = { apiVersion: API_VERSION[kind], kind, metadata };
+  switch (kind) {
+    case 'VirtualService':
+    case 'Route':
+    case 'Target': {
+      if (typeof meta.generation === 'number') metadata.generation = meta.generation;
+      // The seed's dialect may still arrive through a CRD that preserves unknown fields: keep what the
+      // user wrote (bar status), convertSeedDialect and the schema judge it.
+      const out: Record<string, unknown> = { ...base, apiVersion: raw.apiVersion ?? MSM_API_VERSION };
+      for (const [k, v] of Object.entries(raw)) {
+        if (k !== 'apiVersion' && k !== 'kind' && k !== 'metadata' && k !== 'status') out[k] = plain(v);
+      }
+      return out as LeanKubeObject;
+    }
+    case 'Service': {
+      const spec = isRecord(raw.spec) ? raw.spec : {};
+      const outSpec: Record<string, unknown> = {};
+      if (isRecord(spec.selector)) outSpec.selector = { ...spec.selector };
+      if (Array.isArray(spec.ports)) {
+        outSpec.ports = spec.ports
+          .filter(isRecord)
+          .map((p) => pick(p, ['name', 'protocol', 'appProtocol', 'port', 'targetPort']));
+      }
+      if (typeof spec.clusterIP === 'string') outSpec.clusterIP = spec.clusterIP;
+      return { ...base, spec: outSpec };
+    }
+    case 'EndpointSlice': {
+      const out: Record<string, unknown> = { ...base };
+      if (typeof raw.addressType === 'string') out.addressType = raw.addressType;
+      if (Array.isArray(raw.endpoints)) {
+        out.endpoints = raw.endpoints.filter(isRecord).map((e) => {
+          const ep: Record<string, unknown> = {
+            addresses: Array.isArray(e.addresses) ? [...e.addresses] : [],
+          };
+          if (isRecord(e.conditions)) ep.conditions = pick(e.conditions, ['ready', 'serving', 'terminating']);
+          if (isRecord(e.targetRef)) ep.targetRef = pick(e.targetRef, ['kind', 'name', 'namespace']);
+          return ep;
+        });
+      }
+      if (Array.isArray(raw.ports)) {
+        out.ports = raw.ports
+          .filter(isRecord)
+          .map((p) => pick(p, ['name', 'port', 'protocol', 'appProtocol']));
+      }
+      return out as LeanKubeObject;
+    }
+    case 'Pod': {
+      const status = isRecord(raw.status) ? pick(raw.status, ['podIP', 'phase']) : undefined;
+      return (status && Object.keys(status).length > 0 ? { ...base, status } : base) as LeanKubeObject;
+    }
+  }
+}
+
+/**
+ * The Snapshot of a set of lean Kubernetes objects (see {@link leanKubeObject}). Never throws: an object
+ * that fails the schema becomes `schema` diagnostics (with the field path) and a `rejected` entry, as in
+ * `parseManifests`; seed-dialect spellings are converted with a warning each. Order-independent.
+ */
+export function snapshotFromKube(objects: Partial<KubeObjects>): KubeSnapshot {
+  const snapshot = emptySnapshot();
+  const diagnostics: Diagnostic[] = [];
+  const meshObjects: Record<string, MeshObjectInfo> = {};
+  for (const kind of KUBE_SOURCE_KINDS) {
+    const list = [...(objects[kind] ?? [])].sort((a, b) =>
+      cmp(`${a.metadata.namespace}/${a.metadata.name}`, `${b.metadata.namespace}/${b.metadata.name}`),
+    );
+    const out = snapshot[SNAPSHOT_FIELD[kind]] as unknown[];
+    for (const lean of list) {
+      const { namespace, name } = lean.metadata;
+      const ref: ObjectRef = { kind, namespace, name };
+      const key = objectKey(ref);
+      const file = kubeSourceName(kind, namespace, name);
+      let candidate: Record<string, unknown> = lean;
+      if (isMeshKind(kind)) {
+        const { object, conversions } = convertSeedDialect(structuredClone(lean));
+        candidate = object;
+        for (const c of conversions) {
+          diagnostics.push({
+            severity: 'warning',
+            code: c.code,
+            message: c.message,
+            object: ref,
+            path: c.path,
+            source: { file, line: 1 },
+            rule: 'seeds/INDEX.md: Known looseness in the MSM API document',
+          });
+        }
+      }
+      const result = SCHEMAS[kind].safeParse(candidate);
+      const rejected = !result.success;
+      if (isMeshKind(kind)) {
+        meshObjects[key] = {
+          ref: { kind, namespace, name },
+          ...(lean.metadata.generation !== undefined ? { generation: lean.metadata.generation } : {}),
+          rejected,
+        };
+      }
+      if (!result.success) {
+        for (const issue of result.error.issues) {
+          const path = formatFieldPath(issue.path);
+          diagnostics.push({
+            severity: 'error',
+            code: 'schema',
+            message: describeIssue(issue, candidate),
+            object: ref,
+            path: path || undefined,
+            source: { file, line: 1 },
+          });
+        }
+        snapshot.rejected.push(ref);
+        continue;
+      }
+      snapshot.sources[key] = { file, line: 1 };
+      out.push(result.data);
+    }
+  }
+  snapshot.diagnostics = normalizeDiagnostics(diagnostics);
+  return { snapshot, meshObjects };
+}
+
+function isMeshKind(kind: KubeSourceKind): kind is MeshCrdKind {
+  return kind === 'VirtualService' || kind === 'Route' || kind === 'Target';
+}
+
+function describeIssue(issue: z.core.$ZodIssue, object: unknown): string {
+  if (issue.path.length > 0 && valueAt(object, issue.path) === undefined) return 'required field is missing';
+  if (issue.code === 'unrecognized_keys')
+    return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
+  return issue.message;
+}
+
+function valueAt(v: unknown, path: readonly PropertyKey[]): unknown {
+  let cur = v;
+  for (const k of path) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<PropertyKey, unknown>)[k];
+  }
+  return cur;
+}
+
+function pick(o: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of keys) if (o[k] !== undefined && o[k] !== null) out[k] = plain(o[k]);
+  return out;
+}
+
+/** A JSON copy: typed models may hold Dates and class instances. */
+function plain(v: unknown): unknown {
+  if (v instanceof Date) return v.toISOString();
+  if (Array.isArray(v)) return v.map(plain);
+  if (isRecord(v)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) if (x !== undefined) out[k] = plain(x);
+    return out;
+  }
+  return v;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

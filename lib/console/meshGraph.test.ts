@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { compileDraft } from './compileDraft';
 import { applyCommand } from './draftCommands';
 import type { DraftDoc } from './draftDoc';
-import { graphHash } from './meshGraph';
+import { graphHash, shareById, shareGraph } from './meshGraph';
 import { exampleDraft } from './testDrafts.testutil';
 
 const ex1 = exampleDraft('seed-example-1');
@@ -127,5 +127,67 @@ describe('meshGraph', () => {
     });
     if (!reweighted.ok) throw new Error(reweighted.error);
     expect(graphHash(compileDraft(reweighted.draft).graph)).toBe(graphHash(a));
+  });
+
+  it('shareGraph keeps the objects of nodes and edges an edit did not change', () => {
+    const before = compileDraft(canary).graph;
+    expect(shareGraph(before, compileDraft(canary).graph)).toBe(before);
+    const r = applyCommand(canary, {
+      type: 'setField',
+      key: 'Route/default/echo-route',
+      path: ['spec', 'destination'],
+      value: 'nowhere',
+    });
+    if (!r.ok) throw new Error(r.error);
+    const next = compileDraft(r.draft).graph;
+    const shared = shareGraph(before, next);
+    // The same content as the new graph, in the same order.
+    expect(shared.nodes).toEqual(next.nodes);
+    expect(shared.edges).toEqual(next.edges);
+    expect(shared.clusterNodes).toEqual(next.clusterNodes);
+    const old = new Map(before.nodes.map((n) => [n.id, n]));
+    const changed = shared.nodes.filter((n) => n !== old.get(n.id)).map((n) => n.id);
+    // The route (now with an error) and the new Missing node are new objects; nothing else.
+    expect(changed).toContain('Route/default/echo-route');
+    expect(changed).toContain('Missing/default/nowhere');
+    expect(changed.length).toBeLessThan(before.nodes.length / 2);
+    for (const n of shared.nodes) if (!changed.includes(n.id)) expect(n).toBe(old.get(n.id));
+    const oldEdges = new Set(before.edges);
+    expect(shared.edges.filter((e) => oldEdges.has(e)).length).toBeGreaterThan(0);
+    expect(shared.edges.map((e) => e.id)).toContain(
+      'Route/default/echo-route->Missing/default/nowhere:destination',
+    );
+  });
+
+  it('shareById returns the previous array when every item is equal, and new items where they differ', () => {
+    const prev = [
+      { id: 'a', v: [1] },
+      { id: 'b', v: [2] },
+    ];
+    expect(
+      shareById(prev, [
+        { id: 'a', v: [1] },
+        { id: 'b', v: [2] },
+      ]),
+    ).toBe(prev);
+    const next = shareById(prev, [
+      { id: 'b', v: [2] },
+      { id: 'a', v: [3] },
+      { id: 'c', v: [] },
+    ]);
+    expect(next).toEqual([
+      { id: 'b', v: [2] },
+      { id: 'a', v: [3] },
+      { id: 'c', v: [] },
+    ]);
+    expect(next[0]).toBe(prev[1]);
+    expect(next[1]).not.toBe(prev[0]);
+    // Same items in another order: a new array (the order is what React Flow draws).
+    expect(
+      shareById(prev, [
+        { id: 'b', v: [2] },
+        { id: 'a', v: [1] },
+      ]),
+    ).not.toBe(prev);
   });
 });

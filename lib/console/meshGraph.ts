@@ -9,6 +9,7 @@ import type { ResolvedTarget } from '../engine/resolvedMesh';
 import { type Diagnostic, objectKey, type Severity } from '../model/diagnostic';
 import { formatFieldPath } from '../model/fieldPath';
 import type { Snapshot } from '../model/snapshot';
+import { jsonEqual } from '../util/jsonEqual';
 import { inlineNodeId, missingNodeId, objectNodeId, proxyNodeId } from './nodeIds';
 import {
   ENDPOINT_SOURCE_LOOKUP,
@@ -388,6 +389,35 @@ class GraphBuilder {
     }
     return unattached;
   }
+}
+
+/**
+ * `next` with every node and edge that equals one of `prev` (by id and content) replaced by `prev`'s
+ * object, and `prev`'s arrays kept when nothing in them changed. The canvas draws by identity: an edit
+ * that changes one node then re-renders that node, not all of them (React Flow's advice for large flows).
+ */
+export function shareGraph(prev: MeshGraph | undefined, next: MeshGraph): MeshGraph {
+  if (!prev || prev === next) return next;
+  const nodes = shareById(prev.nodes, next.nodes);
+  const edges = shareById(prev.edges, next.edges);
+  if (nodes === prev.nodes && edges === prev.edges && jsonEqual(prev.unattached, next.unattached))
+    return jsonEqual(prev.clusterNodes, next.clusterNodes)
+      ? prev
+      : { ...prev, clusterNodes: next.clusterNodes };
+  return { ...next, nodes, edges };
+}
+
+/** `next` with each item that equals `prev`'s item of the same id (JSON-wise) replaced by that item; `prev` itself when all are. */
+export function shareById<T extends { id: string }>(prev: readonly T[], next: T[]): T[] {
+  const old = new Map(prev.map((x) => [x.id, x]));
+  let same = prev.length === next.length;
+  const out = next.map((x, i) => {
+    const p = old.get(x.id);
+    const kept = p !== undefined && jsonEqual(p, x) ? p : x;
+    if (kept !== prev[i]) same = false;
+    return kept;
+  });
+  return same ? (prev as T[]) : out;
 }
 
 /** A hash of the graph's structure (nodes and edges, not labels or diagnostics) for the layout cache. */

@@ -3,6 +3,7 @@
 import {
   applyNodeChanges,
   Background,
+  type Connection,
   Controls,
   type Edge,
   type EdgeChange,
@@ -29,7 +30,7 @@ import {
   placeExpanded,
   type ViewEdge,
 } from '@/lib/console/groupGraph';
-import type { GraphEdge, MeshGraph } from '@/lib/console/meshGraph';
+import { type GraphEdge, type MeshGraph, shareById, shareGraph } from '@/lib/console/meshGraph';
 import type { MeshLiveState } from '@/server/controlPlane/liveState';
 import {
   GROUP_HEIGHT,
@@ -48,8 +49,10 @@ import {
   MeshNode,
 } from './MeshNode';
 import { nodeLive } from './nodeLive';
+import type { NodeLive } from './MeshNode';
 
 const DELETE_KEYS = ['Delete', 'Backspace'];
+const PRO_OPTIONS = { hideAttribution: false };
 
 const nodeTypes = { mesh: MeshNode, meshGroup: MeshGroupNode, groupFrame: GroupFrameNode };
 
@@ -89,20 +92,23 @@ export function MeshCanvas(props: MeshCanvasProps) {
   );
 }
 
-function Canvas({
-  graph,
-  layout,
-  live,
-  selectedId,
-  focus,
-  theme,
-  onSelect,
-  onMove,
-  onConnect,
-  onDelete,
-  onDeleteEdges,
-}: MeshCanvasProps) {
+function Canvas(props: MeshCanvasProps) {
+  const { layout, live, selectedId, focus, theme, onSelect, onDeleteEdges } = props;
+  // Each compile sends a whole new graph; nodes and edges that did not change keep their objects, so
+  // React Flow and the memoized node components redraw only what an edit touched.
+  const [graphs, setGraphs] = useState({ given: props.graph, graph: props.graph });
+  let current = graphs;
+  if (graphs.given !== props.graph) {
+    current = { given: props.graph, graph: shareGraph(graphs.graph, props.graph) };
+    setGraphs(current);
+  }
+  const { graph } = current;
+  // The handlers React Flow holds stay the same functions (a changed handler is a store update that
+  // every node's selector sees); they call the latest props.
+  const latest = useRef({ ...props, groupOf: undefined as Grouping['groupOf'] | undefined });
+
   const rf = useReactFlow();
+  const canvasRef = useRef<HTMLDivElement>(null);
   const [auto, setAuto] = useState<Laid | undefined>();
   const [layoutError, setLayoutError] = useState<{ hash: string; message: string } | undefined>();
   const fitted = useRef<string | undefined>(undefined);
@@ -122,6 +128,9 @@ function Canvas({
     return [...out].sort().join('\n');
   }, [expanded, grouping, selectedId]);
   const open = useMemo(() => new Set(openKey ? openKey.split('\n') : []), [openKey]);
+  useEffect(() => {
+    latest.current = { ...props, groupOf: grouping?.groupOf };
+  });
   const view = useMemo(
     () => (grouping ? groupedView(graph, grouping, open) : undefined),
     [graph, grouping, open],
@@ -138,7 +147,8 @@ function Canvas({
     let cancelled = false;
     positions.then(
       (p) => {
-        if (!cancelled) setAuto({ hash, ...p });
+        // The same layout again (an edit that moved nothing) keeps the object, so nothing re-renders.
+        if (!cancelled) setAuto((a) => (a?.hash === hash ? a : { hash, ...p }));
       },
       (e: Error) => {
         if (!cancelled) setLayoutError({ hash, message: e.message });
@@ -160,13 +170,19 @@ function Canvas({
 
   const built = useMemo((): CanvasNode[] => {
     const autoPos = auto?.positions ?? {};
+    const liveOf = new Map<string, NodeLive>();
+    if (live)
+      for (const n of view ? view.nodes : graph.nodes) {
+        const l = nodeLive(n, live);
+        if (l) liveOf.set(n.id, l);
+      }
     const meshNode = (n: MeshGraph['nodes'][number], i: number, manual: boolean): MeshFlowNode => ({
       id: n.id,
       type: 'mesh',
       // Manual positions (the draft's layout) win over ELK's; new nodes wait in a column meanwhile.
       position: (manual ? layout[n.id] : undefined) ??
         autoPos[n.id] ?? { x: -NODE_WIDTH * 1.5, y: i * (NODE_HEIGHT + 16) },
-      data: { node: n, live: nodeLive(n, live) },
+      data: liveOf.has(n.id) ? { node: n, live: liveOf.get(n.id) } : { node: n },
       width: NODE_WIDTH,
       height: NODE_HEIGHT,
       // Nodes have a fixed size. Without `measured`, React Flow drops a rebuilt node's handle bounds
@@ -221,19 +237,28 @@ function Canvas({
     return out;
   }, [graph, view, auto, layout, live, selectedId, collapse]);
 
-  // Local node state takes drags between renders; a new graph, layout or overlay replaces it.
+  // Local node state takes drags between renders; a new graph, layout or overlay replaces it. Nodes
+  // equal to the ones shown before keep their objects: React Flow then keeps its internal node and the
+  // memoized node component does not render (the cost of an edit on a large mesh was every node).
   const [nodes, setNodes] = useState<CanvasNode[]>(built);
-  const [shown, setShown] = useState(built);
-  if (shown !== built) {
-    setShown(built);
-    setNodes(built);
+  const [shown, setShown] = useState({ built, stable: built });
+  if (shown.built !== built) {
+    const stable = shareById(shown.stable, built);
+    setShown({ built, stable });
+    setNodes(stable);
   }
 
   const [selectedEdge, setSelectedEdge] = useState<string | undefined>();
-  const edges = useMemo(() => {
+  const builtEdges = useMemo(() => {
     const list = view ? view.edges.map(toViewEdge) : graph.edges.map(toFlowEdge);
     return selectedEdge ? list.map((e) => (e.id === selectedEdge ? { ...e, selected: true } : e)) : list;
   }, [graph, view, selectedEdge]);
+  const [shownEdges, setShownEdges] = useState({ built: builtEdges, stable: builtEdges });
+  let edges = shownEdges.stable;
+  if (shownEdges.built !== builtEdges) {
+    edges = shareById(shownEdges.stable, builtEdges);
+    setShownEdges({ built: builtEdges, stable: edges });
+  }
 
   // The viewport follows the layout: a requested node is centred once it has its final place;
   // otherwise a new layout (a structural edit re-lays out everything) is fitted to the canvas.
@@ -314,49 +339,67 @@ function Canvas({
     return () => document.removeEventListener('keydown', onKey);
   }, [edges, selectedEdge, onDeleteEdges]);
 
+  const handlers = useMemo(
+    () => ({
+      onNodeClick: (_: unknown, n: CanvasNode) => {
+        setSelectedEdge(undefined);
+        if (n.type === 'meshGroup') {
+          pendingFocus.current = n.id;
+          setExpanded((s) => new Set([...s, n.id]));
+        } else if (n.type === 'mesh') latest.current.onSelect(n.id);
+      },
+      onPaneClick: () => {
+        setSelectedEdge(undefined);
+        latest.current.onSelect(undefined);
+      },
+      onNodeDragStop: (_: unknown, _n: CanvasNode, dragged: CanvasNode[]) => {
+        // The grouped view's positions are its own; the draft keeps the flat view's.
+        if (latest.current.groupOf) return;
+        latest.current.onMove(
+          Object.fromEntries(dragged.map((d) => [d.id, { x: d.position.x, y: d.position.y }])),
+        );
+      },
+      onConnect: (c: Connection) =>
+        latest.current.onConnect(
+          c.source,
+          c.target,
+          modifiers.current.alt ? 'egress' : modifiers.current.shift ? 'ingress' : undefined,
+        ),
+      // While the viewport moves, the graph is one composited layer that only moves (a pan used to
+      // repaint every node and edge each frame); after, it is drawn again at the new zoom, sharp.
+      onMoveStart: () => canvasRef.current?.classList.add('canvas--moving'),
+      onMoveEnd: () => canvasRef.current?.classList.remove('canvas--moving'),
+      onBeforeDelete: async ({ nodes: gone }: { nodes: CanvasNode[]; edges: Edge[] }) => {
+        // A selected edge is deleted by the key handler above, not here.
+        const objects = gone.filter((n) => n.type === 'mesh');
+        if (objects.length > 0) latest.current.onDelete(objects.map((n) => n.id));
+        return false;
+      },
+    }),
+    [],
+  );
+
   const shownCount = view ? view.nodes.length + view.collapsed.length : graph.nodes.length;
   return (
-    <div className="canvas" data-testid="canvas">
+    <div className="canvas" data-testid="canvas" ref={canvasRef}>
       <ReactFlow<CanvasNode, Edge>
         nodes={nodes}
         edges={edges}
         nodeTypes={nodeTypes}
         colorMode={theme}
         onNodesChange={onNodesChange}
-        onNodeClick={(_, n) => {
-          setSelectedEdge(undefined);
-          if (n.type === 'meshGroup') {
-            pendingFocus.current = n.id;
-            setExpanded((s) => new Set([...s, n.id]));
-          } else if (n.type === 'mesh') onSelect(n.id);
-        }}
+        onNodeClick={handlers.onNodeClick}
         onEdgesChange={onEdgesChange}
-        onPaneClick={() => {
-          setSelectedEdge(undefined);
-          onSelect(undefined);
-        }}
-        onNodeDragStop={(_, _n, dragged) => {
-          // The grouped view's positions are its own; the draft keeps the flat view's.
-          if (grouping) return;
-          onMove(Object.fromEntries(dragged.map((d) => [d.id, { x: d.position.x, y: d.position.y }])));
-        }}
-        onConnect={(c) =>
-          onConnect(
-            c.source,
-            c.target,
-            modifiers.current.alt ? 'egress' : modifiers.current.shift ? 'ingress' : undefined,
-          )
-        }
-        onBeforeDelete={async ({ nodes: gone }) => {
-          // A selected edge is deleted by the key handler above, not here.
-          const objects = gone.filter((n) => n.type === 'mesh');
-          if (objects.length > 0) onDelete(objects.map((n) => n.id));
-          return false;
-        }}
+        onPaneClick={handlers.onPaneClick}
+        onNodeDragStop={handlers.onNodeDragStop}
+        onConnect={handlers.onConnect}
+        onBeforeDelete={handlers.onBeforeDelete}
+        onMoveStart={handlers.onMoveStart}
+        onMoveEnd={handlers.onMoveEnd}
         deleteKeyCode={DELETE_KEYS}
         minZoom={0.02}
         maxZoom={2}
-        proOptions={{ hideAttribution: false }}
+        proOptions={PRO_OPTIONS}
       >
         <Background gap={24} />
         <Controls showInteractive={false} />

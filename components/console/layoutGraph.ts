@@ -19,16 +19,25 @@ export type Positions = Record<string, { x: number; y: number }>;
 
 let worker: Worker | undefined;
 let nextId = 1;
-const pending = new Map<number, { resolve: (g: ElkNode) => void; reject: (e: Error) => void }>();
+const pending = new Map<
+  number,
+  { resolve: (g: ElkNode) => void; reject: (e: Error) => void; start: number; nodes: number }
+>();
 const cache = new Map<string, Promise<Positions>>();
 
 function getWorker(): Worker {
   if (worker) return worker;
   worker = new Worker(new URL('./elk.worker.ts', import.meta.url), { type: 'module' });
-  worker.onmessage = (e: MessageEvent<{ id: number; graph?: ElkNode; error?: string }>) => {
+  worker.onmessage = (e: MessageEvent<{ id: number; graph?: ElkNode; error?: string; ms?: number }>) => {
     const p = pending.get(e.data.id);
     if (!p) return;
     pending.delete(e.data.id);
+    // User Timing entries for bench/ui.ts and DevTools: request -> answer, and ELK's own time inside.
+    performance.measure('meshdeck:layout', {
+      start: p.start,
+      end: performance.now(),
+      detail: { nodes: p.nodes, elkMs: e.data.ms },
+    });
     if (e.data.graph) p.resolve(e.data.graph);
     else p.reject(new Error(`layout failed: ${e.data.error ?? 'unknown error'}`));
   };
@@ -74,7 +83,7 @@ export function layoutGraph(graph: LayoutInput): {
     };
     const id = nextId++;
     positions = new Promise<ElkNode>((resolve, reject) => {
-      pending.set(id, { resolve, reject });
+      pending.set(id, { resolve, reject, start: performance.now(), nodes: graph.nodes.length });
       getWorker().postMessage({ id, graph: elkGraph });
     }).then((laid) => {
       const out: Positions = {};

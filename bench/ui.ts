@@ -15,6 +15,9 @@
  *   React Flow rendered; nodes wait in a column until ELK places them).
  * - P7 layoutMs: the canvas saying "Laying out N nodes…" (N > 0: the draft's graph, not the empty
  *   one shown while the draft loads) -> that status cleared (ELK in its worker).
+ * - P7 elk: the console's `meshdeck:layout` User Timing entries (components/console/layoutGraph.ts):
+ *   request -> answer of each layout, and ELK's own time inside its worker (elkMs); the rest of
+ *   layoutMs is waiting for the worker and drawing the laid-out nodes.
  * - P7 laidOutMs: navigation start -> layout applied: the first view. Above 1,500 nodes the canvas
  *   starts grouped (namespace, then service), so this is the grouped view's; `grouped` says so.
  * - P7 expandMs (grouped only): a click on a collapsed group -> its frame and members laid out.
@@ -237,6 +240,7 @@ async function main() {
     for (const n of sizes) {
       const groups = Math.max(1, Math.round((n - PROXIES) / perGroup));
       step(`${n} nodes: saving the draft (${groups} groups)`);
+      const loadAtStart = loadavg().map((l) => Math.round(l * 10) / 10);
       const saveStart = performance.now();
       await saveDraft(page, draftOf(groups));
       const saveMs = performance.now() - saveStart;
@@ -262,6 +266,12 @@ async function main() {
       }
       step(`${n} nodes: laid out`);
       const ui = await page.evaluate(() => (window as unknown as { __ui: Record<string, number> }).__ui);
+      const elk = await page.evaluate(() =>
+        performance.getEntriesByName('meshdeck:layout').map((m) => {
+          const d = (m as PerformanceMeasure).detail as { nodes?: number; elkMs?: number } | null;
+          return { nodes: d?.nodes, ms: Math.round(m.duration), elkMs: Math.round(d?.elkMs ?? NaN) };
+        }),
+      );
       const nodes = await page.locator('.react-flow__node').count();
       const edges = await page.locator('.react-flow__edge').count();
       const summary = await page.getByTestId('group-summary').textContent();
@@ -308,12 +318,17 @@ async function main() {
           layoutMs: Math.round(ui.laidOut! - ui.layoutStart!),
           layoutNodes: ui.layoutNodes,
           laidOutMs: Math.round(ui.laidOut!),
+          elk,
           pan: panned,
           ...(expand ? { expand } : {}),
         },
         ...(p8 ? { p8 } : {}),
       };
-      results.push({ ...result, loadavg1m: Math.round(loadavg()[0]! * 10) / 10 });
+      results.push({
+        ...result,
+        loadavgAtStart: loadAtStart,
+        loadavg1m: Math.round(loadavg()[0]! * 10) / 10,
+      });
       // Progress, in case a bigger mesh does not finish.
       console.error(JSON.stringify(result));
     }

@@ -1,0 +1,301 @@
+/**
+ * Where one canvas edit's main-thread time goes (issue 5, P8), in Debian's Chromium: a CPU profile
+ * (CDP Profiler) and a trace (CDP Tracing) around one Inspector edit on a generated mesh, summarised
+ * as JSON: self time per script and per function, the trace's top-level main-thread events (script,
+ * style, layout, paint), the long tasks, and the User Timing measures the console records
+ * (`meshdeck:*`). Figures, never assertions; not part of `npm test`.
+ *
+ *   node --import tsx bench/uiProfile.ts [--url http://127.0.0.1:3100] [--nodes 1000] [--out test-results]
+ *
+ * Without --url it starts scripts/e2e-server.sh (needs `next build`; port $E2E_PORT or 3100) and stops
+ * it at the end; the server's draft is reset to the mesh directory afterwards. With --out the raw
+ * profile (.cpuprofile) and trace (.json) are written there, to open in Chromium's DevTools.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { chromium, type CDPSession, type Page } from '@playwright/test';
+import { compileDraft } from '../lib/console/compileDraft';
+import { syntheticDraft } from './syntheticMesh';
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+const NODES = Number(arg('nodes') ?? 1000);
+const OUT = arg('out');
+const PROXIES = 10;
+
+async function startServer(): Promise<{ url: string; child?: ChildProcess }> {
+  const given = arg('url');
+  if (given) return { url: given };
+  const port = process.env.E2E_PORT ?? '3100';
+  const child = spawn('bash', ['scripts/e2e-server.sh'], {
+    env: { ...process.env, E2E_PORT: port },
+    stdio: ['ignore', 'ignore', 'inherit'],
+    detached: true,
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 360; i++) {
+    try {
+      if ((await fetch(`${url}/api/health`)).ok) return { url, child };
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`the e2e server did not answer on ${url} within 180 s`);
+}
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
+  children?: number[];
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** Self time per script and per function (name@script:line:col), in ms, largest first. */
+function summariseProfile(p: Profile) {
+  const self = new Map<number, number>();
+  p.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (p.timeDeltas[i] ?? 0) / 1000));
+  const byScript = new Map<string, number>();
+  const byFunction = new Map<string, number>();
+  for (const n of p.nodes) {
+    const ms = self.get(n.id) ?? 0;
+    if (!ms) continue;
+    const script = n.callFrame.url.replace(/^.*\//, '') || n.callFrame.functionName;
+    byScript.set(script, (byScript.get(script) ?? 0) + ms);
+    const fn = `${n.callFrame.functionName || '(anonymous)'}@${script}:${n.callFrame.lineNumber}:${n.callFrame.columnNumber}`;
+    byFunction.set(fn, (byFunction.get(fn) ?? 0) + ms);
+  }
+  const top = (m: Map<string, number>, k: number) =>
+    [...m]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, k)
+      .map(([name, ms]) => ({ name, ms: Math.round(ms * 10) / 10 }));
+  const total = [...self.values()].reduce((a, b) => a + b, 0);
+  return { sampledMs: Math.round(total), byScript: top(byScript, 12), byFunction: top(byFunction, 30) };
+}
+
+interface TraceEvent {
+  name: string;
+  ph: string;
+  dur?: number;
+  tid: number;
+  pid: number;
+  args?: { data?: { frame?: string } };
+}
+
+/** Durations of the main thread's events by name (script, style, layout, paint...), in ms. */
+function summariseTrace(events: TraceEvent[]) {
+  const names = events.filter((e) => e.name === 'thread_name' && e.ph === 'M') as unknown as {
+    pid: number;
+    tid: number;
+    args: { name: string };
+  }[];
+  const main = names.filter((e) => e.args.name === 'CrRendererMain');
+  const isMain = (e: TraceEvent) => main.some((m) => m.pid === e.pid && m.tid === e.tid);
+  const sum = new Map<string, number>();
+  const wanted = new Set([
+    'RunTask',
+    'FunctionCall',
+    'EventDispatch',
+    'TimerFire',
+    'FireAnimationFrame',
+    'RunMicrotasks',
+    'V8.GC_SCAVENGER',
+    'MajorGC',
+    'MinorGC',
+    'UpdateLayoutTree',
+    'Layout',
+    'PrePaint',
+    'Paint',
+    'Layerize',
+    'UpdateLayer',
+    'HitTest',
+    'ParseHTML',
+    'v8.callFunction',
+  ]);
+  for (const e of events) {
+    if (e.ph !== 'X' || !e.dur || !isMain(e) || !wanted.has(e.name)) continue;
+    sum.set(e.name, (sum.get(e.name) ?? 0) + e.dur / 1000);
+  }
+  return Object.fromEntries([...sum].sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, Math.round(v)]));
+}
+
+async function trace(cdp: CDPSession, run: () => Promise<unknown>): Promise<TraceEvent[]> {
+  const events: TraceEvent[] = [];
+  cdp.on('Tracing.dataCollected', (e) => events.push(...(e.value as unknown as TraceEvent[])));
+  const done = new Promise<void>((r) => cdp.once('Tracing.tracingComplete', () => r()));
+  await cdp.send('Tracing.start', {
+    transferMode: 'ReportEvents',
+    traceConfig: {
+      includedCategories: [
+        'devtools.timeline',
+        'disabled-by-default-devtools.timeline',
+        'v8',
+        'blink.user_timing',
+      ],
+    },
+  });
+  await run();
+  await cdp.send('Tracing.end');
+  await done;
+  return events;
+}
+
+/** Sets the Inspector's destination field and resolves when the node's error badge says so. */
+async function edit(page: Page, nodeId: string, value: string, errors: boolean): Promise<number> {
+  return page.evaluate(
+    ({ nodeId, value, errors }) =>
+      new Promise<number>((resolve, reject) => {
+        const input = document.querySelector<HTMLInputElement>(
+          '[data-field-path="spec.destination"] input[type="text"]',
+        );
+        const node = document.querySelector(`[data-testid="node-${CSS.escape(nodeId)}"]`);
+        if (!input || !node) return reject(new Error(`no destination field or node ${nodeId}`));
+        const w = window as unknown as { __long: { start: number; ms: number }[] };
+        w.__long = [];
+        const po = new PerformanceObserver((l) =>
+          l.getEntries().forEach((e) => w.__long.push({ start: e.startTime, ms: e.duration })),
+        );
+        po.observe({ type: 'longtask' });
+        const done = () => (node.getAttribute('data-errors') !== '0') === errors;
+        const obs = new MutationObserver(() => {
+          if (!done()) return;
+          obs.disconnect();
+          const ms = performance.now() - t0;
+          // Long tasks are reported after they end; give the last one a moment.
+          setTimeout(() => {
+            po.disconnect();
+            w.__long = w.__long.map((l) => ({ start: Math.round(l.start - t0), ms: Math.round(l.ms) }));
+            resolve(ms);
+          }, 200);
+        });
+        obs.observe(node, { attributes: true, attributeFilter: ['data-errors'] });
+        Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value')!.set!.call(input, value);
+        performance.clearMeasures();
+        const t0 = performance.now();
+        input.dispatchEvent(new Event('input', { bubbles: true }));
+      }),
+    { nodeId, value, errors },
+  );
+}
+
+async function main() {
+  const perGroup =
+    (compileDraft(syntheticDraft(20, PROXIES), { xds: false }).graph.nodes.length - PROXIES) / 20;
+  const groups = Math.max(1, Math.round((NODES - PROXIES) / perGroup));
+  const { url, child } = await startServer();
+  const browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
+  });
+  try {
+    const page = await (
+      await browser.newContext({ baseURL: url, viewport: { width: 1600, height: 900 } })
+    ).newPage();
+    await page.addInitScript({ content: 'window.__name = (f) => f;' });
+    await page.goto('/?token=e2e-token');
+    await page.waitForFunction(
+      () => document.querySelector('[data-testid="session-status"]')?.textContent === 'signed in',
+    );
+    await page.evaluate(
+      async (d) => {
+        const s = (await (await fetch('/api/session')).json()) as { csrfToken?: string };
+        const cur = (await (await fetch('/api/draft')).json()) as { revision: number };
+        const r = await fetch('/api/draft', {
+          method: 'PUT',
+          headers: { 'content-type': 'application/json', 'x-csrf-token': s.csrfToken ?? '' },
+          body: JSON.stringify({ draft: d, baseRevision: cur.revision }),
+        });
+        if (!r.ok) throw new Error(`PUT /api/draft: ${r.status}`);
+      },
+      syntheticDraft(groups, PROXIES),
+    );
+    const route = `Route/default/route-${Math.floor(groups / 2)}`;
+    await page.goto(`/?profile=${NODES}#node=${encodeURIComponent(route)}`);
+    await page.waitForSelector(`[data-testid="node-${route}"]`, { timeout: 300_000 });
+    await page.waitForFunction(() => document.querySelector('.canvas__status')?.textContent === '', null, {
+      timeout: 300_000,
+    });
+    await page.waitForTimeout(1000);
+    const field = '[data-field-path="spec.destination"] input[type="text"]';
+    await page.waitForSelector(field);
+    const original = await page.inputValue(field);
+    // One warm-up round trip, so the profile shows a steady-state edit.
+    await edit(page, route, `${original}-nope`, true);
+    await edit(page, route, original, false);
+    await page.waitForTimeout(500);
+
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('Profiler.enable');
+    await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+    await cdp.send('Profiler.start');
+    const profiledMs = await edit(page, route, `${original}-nope`, true);
+    const { profile } = (await cdp.send('Profiler.stop')) as unknown as { profile: Profile };
+    const measures1 = await page.evaluate(() =>
+      performance.getEntriesByType('measure').map((m) => ({ name: m.name, ms: Math.round(m.duration) })),
+    );
+    const long1 = await page.evaluate(() => (window as unknown as { __long: unknown }).__long);
+    await page.waitForTimeout(500);
+
+    let tracedMs = 0;
+    const events = await trace(cdp, async () => {
+      tracedMs = await edit(page, route, original, false);
+    });
+    const long2 = await page.evaluate(() => (window as unknown as { __long: unknown }).__long);
+    if (OUT) {
+      writeFileSync(`${OUT}/ui-edit-${NODES}.cpuprofile`, JSON.stringify(profile));
+      writeFileSync(`${OUT}/ui-edit-${NODES}.trace.json`, JSON.stringify({ traceEvents: events }));
+    }
+    const flowNodes = await page.locator('.react-flow__node').count();
+    const flowEdges = await page.locator('.react-flow__edge').count();
+    console.log(
+      JSON.stringify(
+        {
+          bench: 'uiProfile',
+          nodes: NODES,
+          flowNodes,
+          flowEdges,
+          loadavg1m: Math.round(loadavg()[0]! * 10) / 10,
+          profiledEdit: { toMarkerMs: Math.round(profiledMs), longTasks: long1, measures: measures1 },
+          cpu: summariseProfile(profile),
+          tracedEdit: {
+            toMarkerMs: Math.round(tracedMs),
+            longTasks: long2,
+            mainThread: summariseTrace(events),
+          },
+        },
+        null,
+        2,
+      ),
+    );
+    await page.evaluate(async () => {
+      const s = (await (await fetch('/api/session')).json()) as { csrfToken?: string };
+      await fetch('/api/draft/reset', { method: 'POST', headers: { 'x-csrf-token': s.csrfToken ?? '' } });
+    });
+  } finally {
+    await browser.close();
+    if (child?.pid) {
+      const exited = new Promise((r) => child.once('exit', r));
+      try {
+        process.kill(-child.pid, 'SIGTERM');
+      } catch {
+        // Already gone.
+      }
+      if (child.exitCode === null) await exited;
+    }
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exitCode = 1;
+});

@@ -496,6 +496,6 @@ export function crdFileName(kind: MeshCrdKind): string {
 export function meshCrdYaml(kind: MeshCrdKind): string {
   return (
     `# Generated from the zod model by scripts/gen-crds.ts (lib/kube/crds.ts); do not edit.\n` +
-    toYaml(meshCrd(kind), { lineWidth: 0, aliasDuplicateObjects: false })
+    toYaml(meshCrd(kind), { lineWidth: 0, aliasDuplicateObjects: false, singleQuote: true })
   );
 }

@@ -1,0 +1,137 @@
+// deploy/: the install manifests are valid YAML, the Kustomize base lists them all, and they fit together
+// (the Deployment's arguments are ones `meshdeck serve` accepts, the Service selects the pods, the RBAC
+// binds the Deployment's ServiceAccount). server/kube/crds.integration.test.ts applies them to a real API server.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { parseArgs } from '@/server/cli/args';
+
+const DEPLOY = path.resolve(__dirname, '../../deploy');
+
+type Obj = Record<string, any>;
+
+function yamlFiles(dir: string, prefix = ''): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory()
+      ? yamlFiles(path.join(dir, e.name), `${prefix}${e.name}/`)
+      : e.name.endsWith('.yaml')
+        ? [`${prefix}${e.name}`]
+        : [],
+  );
+}
+
+function docs(file: string): Obj[] {
+  const parsed = parseAllDocuments(readFileSync(path.join(DEPLOY, file), 'utf8'));
+  return parsed.map((d) => {
+    expect(d.errors, `${file}: ${d.errors.map((e) => e.message).join('; ')}`).toEqual([]);
+    return d.toJS() as Obj;
+  });
+}
+
+const kustomization = docs('kustomization.yaml')[0]!;
+const manifests = (kustomization.resources as string[]).flatMap((f) => docs(f));
+const find = (kind: string, name: string) => {
+  const o = manifests.find((m) => m.kind === kind && m.metadata.name === name);
+  expect(o, `${kind}/${name}`).toBeDefined();
+  return o!;
+};
+
+describe('deploy/ manifests', () => {
+  it('every YAML file parses and every object has apiVersion, kind and a name', () => {
+    for (const file of yamlFiles(DEPLOY)) {
+      for (const o of docs(file)) {
+        expect(o.apiVersion, file).toMatch(/^[a-z0-9.]+(\/v\w+)?$/);
+        expect(o.kind, file).toMatch(/^[A-Z]\w+$/);
+        if (o.kind !== 'Kustomization') expect(o.metadata?.name, file).toMatch(/^[a-z0-9][-a-z0-9.]*$/);
+      }
+    }
+  });
+
+  it('the Kustomize base lists every manifest in deploy/', () => {
+    expect(kustomization).toMatchObject({
+      apiVersion: 'kustomize.config.k8s.io/v1beta1',
+      kind: 'Kustomization',
+    });
+    const listed = [...(kustomization.resources as string[])].sort();
+    expect(listed).toEqual(
+      yamlFiles(DEPLOY)
+        .filter((f) => f !== 'kustomization.yaml')
+        .sort(),
+    );
+    expect(
+      manifests.filter((m) => m.kind === 'CustomResourceDefinition').map((m) => m.metadata.name),
+    ).toEqual(['virtualservices.msm.l7mp.io', 'routes.msm.l7mp.io', 'targets.msm.l7mp.io']);
+  });
+
+  it('namespaced objects live in meshdeck-system, which the base creates', () => {
+    find('Namespace', 'meshdeck-system');
+    const clusterScoped = new Set([
+      'Namespace',
+      'CustomResourceDefinition',
+      'ClusterRole',
+      'ClusterRoleBinding',
+    ]);
+    for (const m of manifests) {
+      if (!clusterScoped.has(m.kind))
+        expect(m.metadata.namespace, `${m.kind}/${m.metadata.name}`).toBe('meshdeck-system');
+    }
+  });
+
+  it('the console listens on the pod address with flags `meshdeck serve` accepts', () => {
+    const deploy = find('Deployment', 'meshdeck');
+    const pod = deploy.spec.template;
+    const container = pod.spec.containers[0];
+    const cmd = parseArgs(container.args);
+    expect(cmd).toMatchObject({
+      command: 'serve',
+      host: '0.0.0.0',
+      port: 3000,
+      xds: { host: '0.0.0.0', port: 18000 },
+    });
+    const ports = Object.fromEntries(container.ports.map((p: Obj) => [p.name, p.containerPort]));
+    expect(ports).toEqual({ http: 3000, xds: 18000 });
+    expect(deploy.spec.selector.matchLabels).toEqual(
+      Object.fromEntries(
+        Object.keys(deploy.spec.selector.matchLabels).map((k) => [k, pod.metadata.labels[k]]),
+      ),
+    );
+    const svc = find('Service', 'meshdeck');
+    for (const [k, v] of Object.entries(svc.spec.selector)) expect(pod.metadata.labels[k]).toBe(v);
+    for (const p of svc.spec.ports) expect(Object.keys(ports)).toContain(p.targetPort);
+    expect(pod.spec.serviceAccountName).toBe('meshdeck');
+    find('ServiceAccount', 'meshdeck');
+  });
+
+  it('RBAC: the controller reads the mesh, writes only status, reads Services/EndpointSlices/Pods, impersonates', () => {
+    const role = find('ClusterRole', 'meshdeck-controller');
+    const verbsOn = (group: string, resource: string) =>
+      new Set(
+        (role.rules as Obj[])
+          .filter((r) => r.apiGroups.includes(group) && r.resources.includes(resource))
+          .flatMap((r) => r.verbs as string[]),
+      );
+    for (const r of ['virtualservices', 'routes', 'targets']) {
+      expect([...verbsOn('msm.l7mp.io', r)].sort()).toEqual(['get', 'list', 'watch']);
+      expect([...verbsOn('msm.l7mp.io', `${r}/status`)].sort()).toEqual(['get', 'patch', 'update']);
+    }
+    for (const [g, r] of [
+      ['', 'services'],
+      ['', 'pods'],
+      ['discovery.k8s.io', 'endpointslices'],
+    ] as const)
+      expect([...verbsOn(g, r)].sort()).toEqual(['get', 'list', 'watch']);
+    expect([...verbsOn('', 'users')]).toEqual(['impersonate']);
+    expect([...verbsOn('', 'groups')]).toEqual(['impersonate']);
+    const binding = find('ClusterRoleBinding', 'meshdeck-controller');
+    expect(binding.roleRef).toMatchObject({ kind: 'ClusterRole', name: 'meshdeck-controller' });
+    expect(binding.subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'meshdeck', namespace: 'meshdeck-system' },
+    ]);
+    const leases = find('Role', 'meshdeck-leader-election');
+    expect(leases.rules).toEqual([
+      expect.objectContaining({ apiGroups: ['coordination.k8s.io'], resources: ['leases'] }),
+    ]);
+    expect(find('RoleBinding', 'meshdeck-leader-election').subjects[0].name).toBe('meshdeck');
+  });
+});

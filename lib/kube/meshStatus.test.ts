@@ -7,6 +7,7 @@ import { convertSeedDialect } from '../parse/seedDialect';
 import { type KubeSourceKind, type LeanKubeObject, leanKubeObject, snapshotFromKube } from './kubeSnapshot';
 import {
   carriersByObject,
+  type ConditionType,
   conditionsEqual,
   type MeshCondition,
   meshStatusConditions,
@@ -35,7 +36,8 @@ function example1(extra: Record<string, unknown>[] = []) {
 }
 
 const synced: ProxyProgress = { phase: 'synced', inSync: true };
-const byType = (cs: MeshCondition[]) => Object.fromEntries(cs.map((c) => [c.type, c]));
+const byType = (cs: MeshCondition[]) =>
+  Object.fromEntries(cs.map((c) => [c.type, c])) as Record<ConditionType, MeshCondition>;
 
 describe('meshStatusConditions', () => {
   it('Example 1, every proxy in sync: all three True, with the generation read and the proxies named', () => {

@@ -474,7 +474,7 @@ describe('mesh CRDs on a real kube-apiserver', () => {
     });
     expect(vs.rows['worker-vsvc']).toMatchObject({ 'JSONSocket-Port': 19000, Service: 'worker-svc' });
     expect(vs.rows['transcoder-vsvc']).toMatchObject({ Port: 8888, Labels: '{"app":"transcoder"}' });
-    expect(vs.rows['gateway-vsvc']!.Age).toMatch(/^\d+s$/);
+    expect(vs.rows['gateway-vsvc']!.Age).toMatch(/^\d+[smhd]/);
     const rt = await table('Route');
     expect(rt.rows['gateway-route']).toMatchObject({ Destination: 'worker-target', Retry: 'always' });
     const tgt = await table('Target');

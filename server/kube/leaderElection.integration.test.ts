@@ -4,6 +4,7 @@
 // from onStartedLeading until the signal it was given aborts. Every wait is bounded in count and time;
 // nothing asserts how long anything took, only order, causality and the protocol's own lower bound.
 import { randomBytes } from 'node:crypto';
+import net from 'node:net';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LeaderElector, type LeaderElectorOptions } from './leaderElection';
@@ -42,10 +43,19 @@ function candidate(
   who: KubeIdentity,
   id: string,
   leaseName: string,
-  extra: Partial<LeaderElectorOptions> = {},
+  extra: Partial<LeaderElectorOptions> & { server?: string } = {},
 ): Candidate {
+  const { server, ...options } = extra;
   const kubeConfig = new k8s.KubeConfig();
   kubeConfig.loadFromFile(who.kubeconfigPath);
+  if (server) {
+    kubeConfig.loadFromOptions({
+      clusters: kubeConfig.clusters.map((c) => ({ ...c, server })),
+      users: kubeConfig.users,
+      contexts: kubeConfig.contexts,
+      currentContext: kubeConfig.currentContext,
+    });
+  }
   const logs: Candidate['logs'] = [];
   const newLeaders: string[] = [];
   const log =
@@ -76,10 +86,50 @@ function candidate(
       onStoppedLeading: () => timeline.push(`${id} stopped`),
       onNewLeader: (leader) => newLeaders.push(leader),
     },
-    ...extra,
+    ...options,
   });
   electors.push(elector);
   return { elector, id, logs, newLeaders };
+}
+
+/**
+ * A TCP relay to the API server that can be cut: while cut, it swallows bytes in both directions and
+ * accepts new connections without forwarding them, so requests hang as in a network partition.
+ */
+async function partitionableRelay(target: string) {
+  const { hostname, port } = new URL(target);
+  let cut = false;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    sockets.add(client);
+    client.on('close', () => sockets.delete(client));
+    client.on('error', () => client.destroy());
+    const upstream = net.connect(Number(port), hostname);
+    sockets.add(upstream);
+    upstream.on('close', () => sockets.delete(upstream));
+    upstream.on('error', () => upstream.destroy());
+    client.on('data', (d) => void (cut || upstream.write(d)));
+    upstream.on('data', (d) => void (cut || client.write(d)));
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address() as net.AddressInfo;
+  return {
+    url: `https://127.0.0.1:${address.port}`,
+    cut: () => {
+      cut = true;
+    },
+    heal: () => {
+      // Connections cut mid-request are broken for good (bytes were lost): drop them.
+      cut = false;
+      for (const s of sockets) s.destroy();
+    },
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
 }
 
 /** Samples every 100 ms which electors report leading; records any moment with more than one. */
@@ -321,6 +371,108 @@ describe('leader election over a Lease (real kube-apiserver)', () => {
       'restricted-replica started',
       'restricted-replica aborted',
       'restricted-replica stopped',
+    ]);
+    expect(overlaps).toEqual([]);
+  }, 120_000);
+
+  it('a leader cut off from the API server stops leading before the other replica takes over', async () => {
+    timeline = [];
+    overlaps = [];
+    startedAt = new Map();
+    const relay = await partitionableRelay(kube.url);
+    const cutOff = candidate(kube.admin, 'cut-off', 'partition-lease', { server: relay.url });
+    const other = candidate(kube.admin, 'direct', 'partition-lease');
+    const samples = sampler([cutOff, other]);
+    try {
+      cutOff.elector.start();
+      await waitFor('cut-off leads', () => cutOff.elector.isLeader());
+      other.elector.start();
+      await rounds(other, 3);
+      await rounds(cutOff, 2);
+      expect(other.elector.leader()).toBe('cut-off');
+      expect(cutOff.elector.isLeader()).toBe(true);
+
+      timeline.push('partition');
+      relay.cut();
+      await waitFor('the direct replica takes over', () => other.elector.isLeader());
+      // The cut-off leader gave up on its own deadline, before the other could take the lease.
+      expect(cutOff.elector.status().lostBy).toBe('deadline');
+      expect(other.elector.status().acquiredBy).toBe('expired');
+      expect(timeline.filter((t) => / (started|aborted)$/.test(t) || t === 'partition')).toEqual([
+        'cut-off started',
+        'partition',
+        'cut-off aborted',
+        'direct started',
+      ]);
+      expect(cutOff.elector.status().lastError).toMatch(/no answer within \d+ ms/);
+
+      // Healed, it comes back as a candidate and finds the lease held.
+      relay.heal();
+      await waitFor('cut-off reads the lease again', () => cutOff.elector.status().lastError === undefined);
+      await rounds(cutOff, 3);
+      expect(cutOff.elector.isLeader()).toBe(false);
+      expect(cutOff.elector.leader()).toBe('direct');
+      expect(cutOff.newLeaders).toEqual(['cut-off', 'direct']);
+    } finally {
+      samples.stop();
+      await Promise.all(electors.splice(0).map((e) => e.stop()));
+      await relay.close();
+    }
+    expect(overlaps).toEqual([]);
+  }, 120_000);
+
+  it('a leader whose lease is overwritten by someone else stops at once, then waits out the new holder', async () => {
+    timeline = [];
+    overlaps = [];
+    startedAt = new Map();
+    const c = candidate(kube.admin, 'incumbent', 'taken-lease');
+    const samples = sampler([c]);
+    try {
+      c.elector.start();
+      await waitFor('incumbent leads', () => c.elector.isLeader());
+      await rounds(c, 2);
+      // Another holder writes itself into the lease (optimistic concurrency: retry on the renewals' 409s).
+      let status = 0;
+      for (let i = 0; i < 20 && status !== 200; i++) {
+        const lease = await readLease('taken-lease');
+        const res = await kubeRequest(
+          kube.url,
+          kube.admin,
+          'PUT',
+          `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/taken-lease`,
+          {
+            ...lease,
+            spec: {
+              ...lease.spec,
+              holderIdentity: 'intruder',
+              renewTime: new Date().toISOString().replace('Z', '000Z'),
+              leaseTransitions: (lease.spec.leaseTransitions ?? 0) + 1,
+            },
+          },
+        );
+        status = res.status;
+        expect([200, 409]).toContain(status);
+      }
+      expect(status).toBe(200);
+      timeline.push('overwritten');
+      await waitFor('incumbent steps down', () => !c.elector.isLeader());
+      expect(c.elector.status().lostBy).toBe('taken');
+      expect(c.newLeaders).toEqual(['incumbent', 'intruder']);
+      // The intruder never renews: the incumbent takes the lease back once it has expired.
+      await waitFor('incumbent leads again', () => c.elector.isLeader());
+      expect(c.elector.status().acquiredBy).toBe('expired');
+      const lease = await readLease('taken-lease');
+      expect(lease.spec.holderIdentity).toBe('incumbent');
+      expect(lease.spec.leaseTransitions).toBe(2);
+    } finally {
+      samples.stop();
+    }
+    expect(timeline).toEqual([
+      'incumbent started',
+      'overwritten',
+      'incumbent aborted',
+      'incumbent stopped',
+      'incumbent started',
     ]);
     expect(overlaps).toEqual([]);
   }, 120_000);

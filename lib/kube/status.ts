@@ -1,11 +1,5 @@
 import { z } from 'zod';
-
-/**
- * The condition types of a mesh resource, as in the Gateway API: Accepted (the object is valid and the
- * engine took it), ResolvedRefs (every name it uses resolves), Programmed (its proxies received it).
- */
-export const CONDITION_TYPES = ['Accepted', 'ResolvedRefs', 'Programmed'] as const;
-export type ConditionType = (typeof CONDITION_TYPES)[number];
+import { CONDITION_TYPES } from './meshStatus';
 
 /** metav1.Condition: the shape `kubectl describe` and every Kubernetes tool understand. */
 export const Condition = z.strictObject({

@@ -163,8 +163,12 @@ export class LeaderElector {
     this.api = options.kubeConfig.makeApiClient(k8s.CoordinationV1Api);
   }
 
-  /** Starts competing for the lease (idempotent; a stopped elector may be started again). */
+  /** Starts competing for the lease (idempotent; a stopped elector may be started again, also mid-stop). */
   start(): void {
+    if (this.stopping) {
+      void this.stopping.then(() => this.start());
+      return;
+    }
     if (this.loop) return;
     const runAbort = new AbortController();
     this.runAbort = runAbort;
@@ -251,11 +255,22 @@ export class LeaderElector {
     // a candidate's at renewDeadline, so a fresh leadership always starts within its deadline.
     const timeoutMs = leadership
       ? Math.max(1, Math.floor(leadership.renewedAtMs + this.renewDeadlineMs - performance.now()))
-      : Math.ceil(this.renewDeadlineMs);
-    const signals = [runSignal, AbortSignal.timeout(timeoutMs)];
-    if (leadership) signals.push(leadership.controller.signal);
-    const options = withSignal(AbortSignal.any(signals));
+      : this.renewDeadlineMs;
+    const linked = linkedSignal(timeoutMs, runSignal, leadership?.controller.signal);
+    try {
+      await this.exchange(runSignal, leadership, timeoutMs, withSignal(linked.signal));
+    } finally {
+      linked.dispose();
+    }
+  }
 
+  /** The round's requests, all bound to one signal (stop, timeout, end of the leadership). */
+  private async exchange(
+    runSignal: AbortSignal,
+    leadership: Leadership | undefined,
+    timeoutMs: number,
+    options: k8s.ConfigurationOptions,
+  ): Promise<void> {
     let lease: k8s.V1Lease | null;
     try {
       lease = await this.api.readNamespacedLease({ name: this.name, namespace: this.namespace }, options);
@@ -392,7 +407,15 @@ export class LeaderElector {
 
   /** Clears holderIdentity if the lease still names us (a few tries within renewDeadline). Never throws. */
   private async release(): Promise<void> {
-    const signal = AbortSignal.timeout(Math.ceil(this.renewDeadlineMs));
+    const linked = linkedSignal(this.renewDeadlineMs);
+    try {
+      await this.releaseWithin(linked.signal);
+    } finally {
+      linked.dispose();
+    }
+  }
+
+  private async releaseWithin(signal: AbortSignal): Promise<void> {
     const options = withSignal(signal);
     for (let attempt = 0; attempt < 3 && !signal.aborted; attempt++) {
       try {
@@ -527,6 +550,29 @@ function describeError(e: unknown): string {
     return `HTTP ${code}${message ? `: ${message}` : ''}`;
   }
   return e instanceof Error ? e.message : String(e);
+}
+
+/**
+ * A signal that aborts after `timeoutMs` or with any of `parents`, and lets go of the parents when
+ * disposed. Not AbortSignal.any: on Node 20 it leaks when one input is long-lived (nodejs/node#55351),
+ * and the run signal lives as long as the elector.
+ */
+function linkedSignal(timeoutMs: number, ...parents: (AbortSignal | undefined)[]) {
+  const controller = new AbortController();
+  const abort = () => controller.abort();
+  const timer = setTimeout(abort, Math.max(1, Math.ceil(timeoutMs)));
+  const linked = parents.filter((p): p is AbortSignal => p !== undefined);
+  for (const p of linked) {
+    if (p.aborted) controller.abort();
+    else p.addEventListener('abort', abort, { once: true });
+  }
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      clearTimeout(timer);
+      for (const p of linked) p.removeEventListener('abort', abort);
+    },
+  };
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

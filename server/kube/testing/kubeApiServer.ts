@@ -76,6 +76,11 @@ export interface KubeApiServer {
   logs(): string;
   /** Stops kube-apiserver, then etcd (SIGTERM, SIGKILL after a bound), and removes the temp dir. Idempotent. */
   stop(): Promise<void>;
+  // --- Restart tests (issue 7 §5): kube-apiserver goes away and comes back; etcd and its data stay.
+  /** Kills kube-apiserver with SIGKILL (a crash: no graceful close of watches); etcd keeps running. */
+  killApiServer(): Promise<void>;
+  /** Starts kube-apiserver again with the same flags, port and certificates, and waits for /readyz. */
+  restartApiServer(): Promise<void>;
 }
 
 export interface StartKubeApiServerOptions {
@@ -183,7 +188,7 @@ export async function startKubeApiServer(options: StartKubeApiServerOptions = {}
       dir,
     );
 
-    const api = startProc('kube-apiserver', binaries.kubeApiServer, [
+    const apiArgs = [
       `--etcd-servers=${etcdUrl}`,
       '--bind-address=127.0.0.1',
       `--secure-port=${apiPort}`,
@@ -206,12 +211,17 @@ export async function startKubeApiServer(options: StartKubeApiServerOptions = {}
       '--allow-privileged=true',
       '--profiling=false',
       '--v=1',
-    ]);
-    procs.push(api);
-    await waitUntil('kube-apiserver /readyz', api, startTimeoutMs, async () => {
-      const res = await kubeRequest(url, admin, 'GET', '/readyz', undefined, 5000);
-      return res.status === 200 ? null : `HTTP ${res.status} ${res.text.slice(-500)}`;
-    });
+    ];
+    const launchApi = async (): Promise<Proc> => {
+      const api = startProc('kube-apiserver', binaries.kubeApiServer, apiArgs);
+      procs.push(api);
+      await waitUntil('kube-apiserver /readyz', api, startTimeoutMs, async () => {
+        const res = await kubeRequest(url, admin, 'GET', '/readyz', undefined, 5000);
+        return res.status === 200 ? null : `HTTP ${res.status} ${res.text.slice(-500)}`;
+      });
+      return api;
+    };
+    const api = await launchApi();
     // The system namespaces are created by an in-process controller and may trail /readyz.
     await waitUntil('namespace default', api, startTimeoutMs, async () => {
       const res = await kubeRequest(url, admin, 'GET', '/api/v1/namespaces/default', undefined, 5000);
@@ -227,6 +237,18 @@ export async function startKubeApiServer(options: StartKubeApiServerOptions = {}
       addUser: (user, groups = []) => ca.issue(user, groups, url, dir),
       logs,
       stop,
+      killApiServer: async () => {
+        for (const p of procs.filter((x) => x.name === 'kube-apiserver')) {
+          p.child.kill('SIGKILL');
+          await p.exited;
+          procs.splice(procs.indexOf(p), 1);
+        }
+      },
+      restartApiServer: async () => {
+        if (stopped) throw new Error('the test cluster was stopped');
+        if (procs.some((p) => p.name === 'kube-apiserver')) throw new Error('kube-apiserver is running');
+        await launchApi();
+      },
     };
   } catch (e) {
     const detail = logs();

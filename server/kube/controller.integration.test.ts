@@ -1,0 +1,566 @@
+// KubeController against a REAL kube-apiserver and etcd (server/kube/testing/kubeApiServer.ts) and REAL
+// l7mp 0.5.7 processes. Seed Example 1 goes in as custom resources, Services, Pods (status.podIP set through
+// the status subresource to the loopback address of an l7mp process started here) and EndpointSlices made
+// as the endpoint controller would. Every proxy listener port of the example is moved to a free port (and
+// the golden file with it), and each l7mp REST API listens on a free port named by the pod's
+// msm.l7mp.io/api-port annotation: nothing here binds a fixed port, so no machine-wide lock is needed.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import * as k8s from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml, parseAllDocuments } from 'yaml';
+import { canonicalL7mpConfig } from '@/lib/l7mp/canonicalL7mp';
+import type { L7mpConfig, L7mpOperation } from '@/lib/model/l7mp';
+import { convertSeedDialect } from '@/lib/parse/seedDialect';
+import { L7mpRestClient } from '../l7mp/L7mpRestClient';
+import { freePort, type L7mpProcess, startL7mp } from '../testing/startL7mp';
+import { type KubeControllerUpdate, KubeController } from './KubeController';
+import { type KubeApiServer, kubeRequest, startKubeApiServer } from './testing/kubeApiServer';
+
+const GOLDEN = path.resolve(__dirname, '../../lib/engine/testdata');
+const NS = 'default';
+const GROUP = { group: 'msm.l7mp.io', version: 'v1' };
+const PLURAL: Record<string, string> = {
+  VirtualService: 'virtualservices',
+  Route: 'routes',
+  Target: 'targets',
+};
+/** The golden file's proxy pod addresses, and the loopback addresses the test's l7mp processes answer on. */
+const GATEWAY_IP = '127.0.0.2';
+const TRANSCODER_IP = '127.0.0.3';
+const ADDRESSES: Record<string, string> = { '10.0.1.1': GATEWAY_IP, '10.0.2.1': TRANSCODER_IP };
+const WORKER_CLUSTER = 'worker-svc.default.target.cluster.local';
+const GATEWAY_ID = `${NS}/gateway-0`;
+const WORKERS: [string, string][] = [
+  ['worker-0', '10.0.3.1'],
+  ['worker-1', '10.0.3.2'],
+];
+const TRANSCODER_ID = `${NS}/transcoder-0`;
+
+let kube: KubeApiServer;
+let kc: k8s.KubeConfig;
+let core: k8s.CoreV1Api;
+let discovery: k8s.DiscoveryV1Api;
+let custom: k8s.CustomObjectsApi;
+let gateway: L7mpProcess;
+let transcoder: L7mpProcess;
+let controller: KubeController;
+/** The example's listener ports -> free ones (UDP 9001 on the gateway, WebSocket 8888 on the transcoder). */
+let ports: Record<number, number>;
+const pushes: { id: string; at: number; applied: L7mpOperation[]; ok: boolean }[] = [];
+const updates: (KubeControllerUpdate & { at: number })[] = [];
+const logs: string[] = [];
+const logger = {
+  info: (m: string) => logs.push(`info ${m}`),
+  warn: (m: string) => logs.push(`warn ${m}`),
+  error: (m: string) => logs.push(`error ${m}`),
+};
+
+type Obj = Record<string, any>;
+
+async function until<T>(what: string, fn: () => T | Promise<T>, timeoutMs = 20_000, everyMs = 25) {
+  const end = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v as Exclude<T, false | null | undefined | 0 | ''>;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > end) {
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}\n` +
+          `controller log:\n${logs.slice(-30).join('\n')}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/** Deep-replaces the golden file's proxy addresses and listener ports with this test's. */
+function localize<T>(v: T): T {
+  if (typeof v === 'string') {
+    let s: string = v;
+    for (const [from, to] of Object.entries(ADDRESSES)) s = s.split(from).join(to);
+    return s as T;
+  }
+  if (Array.isArray(v)) return v.map(localize) as T;
+  if (v && typeof v === 'object') {
+    return Object.fromEntries(
+      Object.entries(v).map(([k, x]) => [
+        k,
+        k === 'port' && typeof x === 'number' && ports[x] !== undefined ? ports[x] : localize(x),
+      ]),
+    ) as T;
+  }
+  return v;
+}
+
+/** The golden file of seed Example 1: per proxy, the config and the operations for an empty proxy. */
+function golden(): Record<string, { config: L7mpConfig; operations: Record<string, unknown>[] }> {
+  const out = parseYaml(readFileSync(path.join(GOLDEN, 'seed-example-1.out.yaml'), 'utf8')) as Obj;
+  return localize(out.proxies);
+}
+
+const opKey = (op: L7mpOperation) => ({ [`${op.method} ${op.path}`]: op.body ?? null });
+
+async function live(p: L7mpProcess, ip: string): Promise<L7mpConfig> {
+  return (await new L7mpRestClient(`http://${ip}:${p.apiPort}`, { timeoutMs: 2000 }).readLive()).config;
+}
+
+function endpointsOf(config: L7mpConfig, cluster: string): string[] {
+  return (config.clusters.find((c) => c.name === cluster)?.endpoints ?? []).map((e) => e.spec.address).sort();
+}
+
+const merge = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
+
+/** The mesh CRDs, minimal: schemaless spec and status, and the status subresource the controller writes. */
+function minimalCrd(kind: string) {
+  const plural = PLURAL[kind]!;
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${plural}.${GROUP.group}` },
+    spec: {
+      group: GROUP.group,
+      scope: 'Namespaced',
+      names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
+      versions: [
+        {
+          name: GROUP.version,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              properties: {
+                spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+                status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+              },
+            },
+          },
+        },
+      ],
+    },
+  };
+}
+
+async function installCrds(): Promise<void> {
+  const ext = kc.makeApiClient(k8s.ApiextensionsV1Api);
+  for (const kind of Object.keys(PLURAL)) {
+    const crd = minimalCrd(kind);
+    // Raw JSON: the client library's typed serializer drops `x-kubernetes-*` keys it knows by other names.
+    const res = await kubeRequest(
+      kube.url,
+      kube.admin,
+      'POST',
+      '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+      crd,
+    );
+    expect(res.status, res.text).toBe(201);
+    await until(`CRD ${crd.metadata.name} Established`, async () => {
+      const c = await ext.readCustomResourceDefinition({ name: crd.metadata.name });
+      return c.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True');
+    });
+  }
+  // Established comes a moment before the resource path serves.
+  for (const plural of Object.values(PLURAL)) {
+    await until(`${plural} served`, () =>
+      custom.listNamespacedCustomObject({ ...GROUP, namespace: NS, plural }),
+    );
+  }
+}
+
+function createMesh(body: Obj) {
+  return custom.createNamespacedCustomObject({ ...GROUP, namespace: NS, plural: PLURAL[body.kind]!, body });
+}
+
+function getMesh(kind: string, name: string): Promise<Obj> {
+  return custom.getNamespacedCustomObject({ ...GROUP, namespace: NS, plural: PLURAL[kind]!, name });
+}
+
+/** An EndpointSlice as the endpoint controller writes it for a Service's ready pods. */
+function endpointSlice(service: string, suffix: string, port: number, pods: [string, string][]) {
+  return {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: {
+      name: `${service}-${suffix}`,
+      namespace: NS,
+      labels: {
+        'kubernetes.io/service-name': service,
+        'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io',
+      },
+    },
+    addressType: 'IPv4',
+    endpoints: pods.map(([pod, ip]) => ({
+      addresses: [ip],
+      conditions: { ready: true, serving: true, terminating: false },
+      targetRef: { kind: 'Pod', namespace: NS, name: pod },
+    })),
+    ports: [{ name: '', port, protocol: 'UDP' }],
+  } as k8s.V1EndpointSlice;
+}
+
+async function setWorkerEndpoints(pods: [string, string][]): Promise<void> {
+  await discovery.replaceNamespacedEndpointSlice({
+    name: 'worker-svc-abcde',
+    namespace: NS,
+    body: endpointSlice('worker-svc', 'abcde', 9999, pods),
+  });
+}
+
+/** Seed Example 1 as the API server holds it: canonical mesh resources, Services, Pods, EndpointSlices. */
+async function applyExample1(): Promise<void> {
+  const docs = parseAllDocuments(readFileSync(path.join(GOLDEN, 'seed-example-1.in.yaml'), 'utf8'))
+    .map((d) => d.toJS() as Obj)
+    .map((o) => localize(convertSeedDialect(o).object) as Obj);
+  const apiPorts: Record<string, number> = {
+    'gateway-0': gateway.apiPort,
+    'transcoder-0': transcoder.apiPort,
+  };
+  for (const o of docs) {
+    if (o.kind === 'Service') await core.createNamespacedService({ namespace: NS, body: o as k8s.V1Service });
+  }
+  for (const o of docs) {
+    if (o.kind !== 'Pod') continue;
+    const name = o.metadata.name as string;
+    const annotations = { ...o.metadata.annotations };
+    if (apiPorts[name]) annotations['msm.l7mp.io/api-port'] = String(apiPorts[name]);
+    await core.createNamespacedPod({
+      namespace: NS,
+      body: {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { ...o.metadata, annotations },
+        spec: { containers: [{ name: 'app', image: 'registry.invalid/app:1' }] },
+      },
+    });
+    // No kubelet runs: the status a kubelet would report goes through the status subresource.
+    await core.patchNamespacedPodStatus(
+      {
+        name,
+        namespace: NS,
+        body: { status: { phase: 'Running', podIP: o.status.podIP, podIPs: [{ ip: o.status.podIP }] } },
+      },
+      merge,
+    );
+  }
+  // Only the workers get an EndpointSlice: the API server refuses loopback addresses in one ("may not be in
+  // the loopback range"), so gateway-svc's endpoints come from its pod, the engine's fallback without slices.
+  await discovery.createNamespacedEndpointSlice({
+    namespace: NS,
+    body: endpointSlice('worker-svc', 'abcde', 9999, [
+      ['worker-0', '10.0.3.1'],
+      ['worker-1', '10.0.3.2'],
+    ]),
+  });
+  for (const o of docs) if (o.apiVersion === 'msm.l7mp.io/v1') await createMesh(o);
+}
+
+function conditions(o: Obj): Record<string, Obj> {
+  return Object.fromEntries(((o.status?.conditions ?? []) as Obj[]).map((c) => [c.type, c]));
+}
+
+beforeAll(async () => {
+  [kube, gateway, transcoder] = await Promise.all([startKubeApiServer(), startL7mp(), startL7mp()]);
+  ports = { 9001: await freePort('udp', '0.0.0.0'), 8888: await freePort('tcp', '0.0.0.0') };
+  kc = new k8s.KubeConfig();
+  kc.loadFromFile(kube.admin.kubeconfigPath);
+  core = kc.makeApiClient(k8s.CoreV1Api);
+  discovery = kc.makeApiClient(k8s.DiscoveryV1Api);
+  custom = kc.makeApiClient(k8s.CustomObjectsApi);
+  await installCrds();
+  await applyExample1();
+  controller = KubeController.start({
+    kubeConfig: kc,
+    reconciler: { driftIntervalMs: 1000 },
+    source: { backoff: { baseMs: 200, capMs: 2000 } },
+    statusCoalesceMs: 50,
+    logger,
+  });
+  controller.reconciler.on('pushed', (id, r) =>
+    pushes.push({ id, at: Date.now(), applied: r.applied, ok: r.ok }),
+  );
+  controller.on('update', (u) => updates.push({ ...u, at: Date.now() }));
+  await controller.whenSynced(30_000);
+}, 240_000);
+
+afterAll(async () => {
+  await controller?.stop();
+  await Promise.all([gateway?.stop(), transcoder?.stop()]);
+  await kube?.stop();
+});
+
+describe('KubeController on a real API server and real l7mp proxies', () => {
+  it('configures each proxy of seed Example 1 with the golden file operations and config', async () => {
+    const want = golden();
+    await until('both proxies in sync', () => {
+      const s = controller.syncStates();
+      return s.length === 2 && s.every((x) => x.inSync && x.phase === 'synced');
+    });
+    expect(controller.syncStates().map((s) => [s.id, s.apiUrl])).toEqual([
+      [GATEWAY_ID, `http://${GATEWAY_IP}:${gateway.apiPort}`],
+      [TRANSCODER_ID, `http://${TRANSCODER_IP}:${transcoder.apiPort}`],
+    ]);
+    for (const [id, proc, ip] of [
+      [GATEWAY_ID, gateway, GATEWAY_IP],
+      [TRANSCODER_ID, transcoder, TRANSCODER_IP],
+    ] as const) {
+      // One push to an empty proxy: exactly the golden operations, in order.
+      const mine = pushes.filter((p) => p.id === id);
+      expect(mine).toHaveLength(1);
+      expect(mine[0]!.ok).toBe(true);
+      expect(mine[0]!.applied.map(opKey)).toEqual(want[id]!.operations);
+      // And the proxy, read back over its REST API, runs the golden config.
+      expect(canonicalL7mpConfig(await live(proc, ip))).toEqual(canonicalL7mpConfig(want[id]!.config));
+    }
+    expect(controller.compiled!.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
+  });
+
+  it('writes Accepted, ResolvedRefs and Programmed on the mesh resources once the proxies run them', async () => {
+    for (const name of ['gateway-vsvc', 'transcoder-vsvc']) {
+      const vs = await until(`${name} Programmed`, async () => {
+        const o = await getMesh('VirtualService', name);
+        return conditions(o).Programmed?.status === 'True' ? o : undefined;
+      });
+      const c = conditions(vs);
+      expect(c.Accepted).toMatchObject({ status: 'True', reason: 'Accepted', observedGeneration: 1 });
+      expect(c.ResolvedRefs).toMatchObject({ status: 'True', reason: 'ResolvedRefs', observedGeneration: 1 });
+      expect(c.Programmed!.message).toContain(GATEWAY_ID);
+      expect(c.Programmed!.lastTransitionTime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    }
+  });
+
+  it('an EndpointSlice change updates the endpoints of the proxies that follow the Service, incrementally', async () => {
+    const want = golden();
+    const timings: number[] = [];
+    const stages: [number, number][] = [];
+    const sets: [string, string][][] = [
+      [
+        ['worker-0', '10.0.3.1'],
+        ['worker-2', '10.0.3.3'],
+      ],
+      [['worker-2', '10.0.3.3']],
+      [
+        ['worker-0', '10.0.3.1'],
+        ['worker-1', '10.0.3.2'],
+        ['worker-2', '10.0.3.3'],
+      ],
+      [
+        ['worker-0', '10.0.3.1'],
+        ['worker-1', '10.0.3.2'],
+      ],
+    ];
+    await until('both proxies in sync', () => {
+      const s = controller.syncStates();
+      return s.length === 2 && s.every((x) => x.inSync);
+    });
+    const transcoderPushes = pushes.filter((p) => p.id === TRANSCODER_ID).length;
+    for (let round = 0; round < 3; round++) {
+      for (const set of sets) {
+        const expected = set.map(([, ip]) => ip).sort();
+        const updatesBefore = updates.length;
+        const t0 = Date.now();
+        await setWorkerEndpoints(set);
+        await until(
+          `gateway endpoints ${expected.join(',')}`,
+          async () =>
+            JSON.stringify(endpointsOf(await live(gateway, GATEWAY_IP), WORKER_CLUSTER)) ===
+            JSON.stringify(expected),
+          20_000,
+          5,
+        );
+        timings.push(Date.now() - t0);
+        const u = updates.slice(updatesBefore);
+        const pu = pushes.filter((p) => p.at >= t0);
+        stages.push([u[0] ? u[0].at - t0 : -1, pu[0] ? pu[0].at - t0 : -1]);
+        expect(u.length).toBeGreaterThan(0);
+        expect(u.every((x) => x.incremental && x.changedProxies.join() === GATEWAY_ID)).toBe(true);
+      }
+    }
+    // Back where it started: the golden config again, and the transcoder, which has no worker cluster, untouched.
+    await until('gateway in sync', () => controller.syncStates().every((s) => s.inSync));
+    expect(canonicalL7mpConfig(await live(gateway, GATEWAY_IP))).toEqual(
+      canonicalL7mpConfig(want[GATEWAY_ID]!.config),
+    );
+    expect(pushes.filter((p) => p.id === TRANSCODER_ID)).toHaveLength(transcoderPushes);
+    const sorted = [...timings].sort((a, b) => a - b);
+    // A figure, not an assertion: EndpointSlice write -> the proxy's REST API shows the new endpoints.
+    console.log(
+      `[figure] EndpointSlice change -> l7mp proxy updated: n=${sorted.length} ` +
+        `p50=${sorted[Math.floor(sorted.length / 2)]} ms max=${sorted.at(-1)} ms (includes polling every 5 ms)`,
+    );
+    console.log(
+      `[figure] per change: [engine updated, push done] ms after the write: ${JSON.stringify(stages)}`,
+    );
+  });
+
+  it('an invalid resource gets a status condition with the diagnostic; status is written only when it changes', async () => {
+    await createMesh({
+      apiVersion: 'msm.l7mp.io/v1',
+      kind: 'VirtualService',
+      metadata: { name: 'broken', namespace: NS },
+      spec: { selector: { serviceName: 'gateway-svc' }, udp: { port: 9101 }, tcp: { port: 9102 } },
+    });
+    await createMesh({
+      apiVersion: 'msm.l7mp.io/v1',
+      kind: 'VirtualService',
+      metadata: { name: 'dangling', namespace: NS },
+      spec: {
+        selector: { serviceName: 'gateway-svc' },
+        udp: { port: ports[9001]! + 1 },
+        rules: [{ action: { route: { destination: 'no-such-target' } } }],
+      },
+    });
+    const broken = await until('broken has status', async () => {
+      const o = await getMesh('VirtualService', 'broken');
+      return conditions(o).Accepted ? o : undefined;
+    });
+    expect(conditions(broken).Accepted).toMatchObject({
+      status: 'False',
+      reason: 'Invalid',
+      observedGeneration: 1,
+    });
+    expect(conditions(broken).Accepted!.message).toContain('a VirtualService needs exactly one protocol key');
+    expect(conditions(broken).Programmed).toMatchObject({ status: 'False', reason: 'Invalid' });
+    const dangling = await until('dangling has status', async () => {
+      const o = await getMesh('VirtualService', 'dangling');
+      return conditions(o).ResolvedRefs ? o : undefined;
+    });
+    expect(conditions(dangling).Accepted).toMatchObject({ status: 'True' });
+    expect(conditions(dangling).ResolvedRefs).toMatchObject({ status: 'False', reason: 'InvalidReference' });
+    expect(conditions(dangling).ResolvedRefs!.message).toContain('no-such-target');
+    // The proxies keep the valid mesh: the dangling listener is dropped, the broken object never seen.
+    await until('in sync', () => controller.syncStates().every((s) => s.inSync));
+    expect(canonicalL7mpConfig(await live(gateway, GATEWAY_IP))).toEqual(
+      canonicalL7mpConfig(golden()[GATEWAY_ID]!.config),
+    );
+
+    // Something else changes, proxies are pushed and status is computed again: these two stay unwritten.
+    const rv = { broken: broken.metadata.resourceVersion, dangling: dangling.metadata.resourceVersion };
+    const written: string[] = [];
+    const passes: number[] = [];
+    const onPass = (_checked: number, keys: string[]) => {
+      written.push(...keys);
+      passes.push(Date.now());
+    };
+    controller.on('statusChecked', onPass);
+    try {
+      for (const set of [[['worker-0', '10.0.3.1']], WORKERS] as [string, string][][]) {
+        await setWorkerEndpoints(set);
+        await until(
+          `gateway has ${set.length} workers`,
+          async () => endpointsOf(await live(gateway, GATEWAY_IP), WORKER_CLUSTER).length === set.length,
+        );
+      }
+      await until('in sync', () => controller.syncStates().every((s) => s.inSync));
+      const synced = Date.now();
+      await until('a status pass after the proxies synced', () => passes.some((t) => t > synced));
+    } finally {
+      controller.off('statusChecked', onPass);
+    }
+    expect(written).not.toContain('VirtualService/default/broken');
+    expect(written).not.toContain('VirtualService/default/dangling');
+    expect((await getMesh('VirtualService', 'broken')).metadata.resourceVersion).toBe(rv.broken);
+    expect((await getMesh('VirtualService', 'dangling')).metadata.resourceVersion).toBe(rv.dangling);
+
+    // Fixing the object: generation 2, Accepted with that generation.
+    await custom.patchNamespacedCustomObject(
+      { ...GROUP, namespace: NS, plural: 'virtualservices', name: 'broken', body: { spec: { tcp: null } } },
+      merge,
+    );
+    const fixed = await until('broken accepted at generation 2', async () => {
+      const o = await getMesh('VirtualService', 'broken');
+      return conditions(o).Accepted?.observedGeneration === 2 ? o : undefined;
+    });
+    expect(conditions(fixed).Accepted).toMatchObject({ status: 'True', reason: 'Accepted' });
+    await custom.deleteNamespacedCustomObject({
+      ...GROUP,
+      namespace: NS,
+      plural: 'virtualservices',
+      name: 'broken',
+    });
+    await custom.deleteNamespacedCustomObject({
+      ...GROUP,
+      namespace: NS,
+      plural: 'virtualservices',
+      name: 'dangling',
+    });
+    await setWorkerEndpoints([
+      ['worker-0', '10.0.3.1'],
+      ['worker-1', '10.0.3.2'],
+    ]);
+  });
+  it('killing the API server and starting it again: the informers recover and no stale state remains', async () => {
+    const extraPort = await freePort('udp', '0.0.0.0');
+    const extraListener = 'extra-vsvc.default.virtualservice.cluster.local';
+    const listeners = async () => (await live(gateway, GATEWAY_IP)).listeners.map((l) => l.name);
+    await createMesh({
+      apiVersion: 'msm.l7mp.io/v1',
+      kind: 'VirtualService',
+      metadata: { name: 'extra-vsvc', namespace: NS },
+      spec: {
+        selector: { serviceName: 'gateway-svc' },
+        udp: { port: extraPort },
+        rules: [{ action: { route: { destination: 'worker-svc' } } }],
+      },
+    });
+    await until('the gateway has the extra listener', async () =>
+      (await listeners()).includes(extraListener),
+    );
+
+    await kube.killApiServer();
+    await until('the informers notice', () => controller.informerStates().some((s) => !s.running), 30_000);
+    // While the API server is down, the object is deleted behind the controller's back (straight from
+    // etcd, as another API server instance would): no watch can deliver that event.
+    const key = Buffer.from('/registry/msm.l7mp.io/virtualservices/default/extra-vsvc').toString('base64');
+    const del = await fetch(`${kube.etcdUrl}/v3/kv/deleterange`, {
+      method: 'POST',
+      body: JSON.stringify({ key }),
+      signal: AbortSignal.timeout(5000),
+    });
+    expect(((await del.json()) as { deleted?: string }).deleted).toBe('1');
+    // The last good state stands meanwhile: the proxies are not emptied because the API server is gone.
+    expect(await listeners()).toContain(extraListener);
+    expect(logs.some((l) => l.startsWith('warn meshdeck kube:') && l.includes('informer failed'))).toBe(true);
+
+    await kube.restartApiServer();
+    await until(
+      'the extra listener is gone from the gateway',
+      async () => !(await listeners()).includes(extraListener),
+      60_000,
+      100,
+    );
+    await until('every informer running again', () =>
+      controller.informerStates().every((s) => s.running && s.attempts === 0),
+    );
+    expect(Object.keys(controller.snapshot!.meshObjects).sort()).toEqual([
+      'VirtualService/default/gateway-vsvc',
+      'VirtualService/default/transcoder-vsvc',
+    ]);
+    // And the watches work again: a change after the restart reaches the proxy.
+    await setWorkerEndpoints([['worker-1', '10.0.3.2']]);
+    await until(
+      'the gateway follows an EndpointSlice change after the restart',
+      async () =>
+        JSON.stringify(endpointsOf(await live(gateway, GATEWAY_IP), WORKER_CLUSTER)) === '["10.0.3.2"]',
+    );
+    await setWorkerEndpoints(WORKERS);
+    await until(
+      'in sync',
+      async () =>
+        JSON.stringify(endpointsOf(await live(gateway, GATEWAY_IP), WORKER_CLUSTER)) ===
+        '["10.0.3.1","10.0.3.2"]',
+    );
+    await until('both proxies in sync', () => controller.syncStates().every((s) => s.inSync));
+    for (const [id, proc, ip] of [
+      [GATEWAY_ID, gateway, GATEWAY_IP],
+      [TRANSCODER_ID, transcoder, TRANSCODER_IP],
+    ] as const) {
+      expect(canonicalL7mpConfig(await live(proc, ip))).toEqual(canonicalL7mpConfig(golden()[id]!.config));
+    }
+  });
+});

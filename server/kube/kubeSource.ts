@@ -1,0 +1,384 @@
+/**
+ * The engine's input from a Kubernetes API server: one informer (`@kubernetes/client-node` 1.4
+ * `makeInformer`) each for VirtualServices, Routes, Targets (`msm.l7mp.io/v1`), Services, EndpointSlices
+ * and Pods. Every change that alters what the engine reads is coalesced into a new Snapshot
+ * (`snapshotFromKube`); changes it does not read (a CR's status, a Pod's conditions) are not.
+ *
+ * Failure handling: the informer itself relists on 410 Gone (an expired resourceVersion) and re-watches
+ * when the server ends a watch. Any other error stops it (kubernetes-client/javascript `cache.ts`), so
+ * the source restarts it with bounded exponential backoff and full jitter; a restart resumes from the
+ * last resourceVersion, and the API server answers 410 (relist, with deletes for what vanished) when
+ * that is too old. While an informer is down the last snapshot stands: proxies keep their config.
+ */
+import { EventEmitter } from 'node:events';
+import * as k8s from '@kubernetes/client-node';
+import {
+  KUBE_SOURCE_KINDS,
+  type KubeObjects,
+  type KubeSnapshot,
+  type KubeSourceKind,
+  type LeanKubeObject,
+  leanKubeObject,
+  MESH_CRD_PLURALS,
+  type MeshCrdKind,
+  snapshotFromKube,
+} from '@/lib/kube/kubeSnapshot';
+import { SERVICE_NAME_LABEL } from '@/lib/model/kube';
+import { stableStringify } from '@/lib/util/stableStringify';
+import { backoffDelay } from '../l7mp/backoffDelay';
+
+/** The API group and version of the mesh custom resources. */
+export const MESH_GROUP = 'msm.l7mp.io';
+export const MESH_VERSION = 'v1';
+
+export interface KubeSourceLogger {
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+export interface KubeSourceOptions {
+  kubeConfig: k8s.KubeConfig;
+  /** Watch one namespace only (default: all namespaces). */
+  namespace?: string;
+  /** Quiet period that coalesces changes into one snapshot; default 20 ms. */
+  coalesceMs?: number;
+  /** Longest a change waits while changes keep coming; default 100 ms. */
+  coalesceMaxMs?: number;
+  /** Restart backoff after an informer error: the first within baseMs, doubling up to capMs. */
+  backoff?: { baseMs: number; capMs: number };
+  random?: () => number;
+  logger?: KubeSourceLogger;
+}
+
+/** What changed since the previous snapshot. */
+export interface KubeSourceChange {
+  /** The first snapshot, after every informer listed once. */
+  initial: boolean;
+  kinds: KubeSourceKind[];
+  /** `namespace/service` of every Service whose EndpointSlices changed. */
+  endpointSliceServices: string[];
+}
+
+/** One informer's health, for diagnostics and tests. */
+export interface InformerState {
+  kind: KubeSourceKind;
+  /** Listed at least once. */
+  synced: boolean;
+  /** Running: listed and watching (false while waiting to restart). */
+  running: boolean;
+  /** Restarts after errors so far. */
+  restarts: number;
+  /** Consecutive failed starts. */
+  attempts: number;
+  lastError?: { at: string; message: string };
+  nextRestartAt?: string;
+  objects: number;
+}
+
+export interface KubeSourceEvents {
+  snapshot: [snapshot: KubeSnapshot, change: KubeSourceChange];
+  /** A mesh object changed only in what the engine does not read (its status): `Kind/namespace/name`. */
+  status: [key: string];
+}
+
+interface Resource {
+  kind: KubeSourceKind;
+  informer: k8s.Informer<k8s.KubernetesObject> & k8s.ObjectCache<k8s.KubernetesObject>;
+  /** namespace/name -> lean object and its canonical JSON. */
+  objects: Map<string, { lean: LeanKubeObject; json: string }>;
+  synced: boolean;
+  running: boolean;
+  restarts: number;
+  attempts: number;
+  /** Counts errors, to tell whether a start attempt saw one. */
+  errors: number;
+  lastError?: { at: string; message: string };
+  loggedError?: string;
+  timer?: NodeJS.Timeout;
+  nextRestartAt?: number;
+}
+
+const silent: KubeSourceLogger = { info: () => {}, warn: () => {}, error: () => {} };
+
+/** Informers for the mesh CRDs, Services, EndpointSlices and Pods, feeding coalesced Snapshots. */
+export class KubeSource extends EventEmitter<KubeSourceEvents> {
+  private readonly resources: Resource[];
+  private readonly logger: KubeSourceLogger;
+  private readonly coalesceMs: number;
+  private readonly coalesceMaxMs: number;
+  private readonly backoff: { baseMs: number; capMs: number };
+  private readonly random: () => number;
+  private changedKinds = new Set<KubeSourceKind>();
+  private changedServices = new Set<string>();
+  private flushTimer: NodeJS.Timeout | undefined;
+  private firstChangeAt: number | undefined;
+  private last: KubeSnapshot | undefined;
+  private started = false;
+  private stopped = false;
+  private readonly syncWaiters: (() => void)[] = [];
+
+  constructor(private readonly options: KubeSourceOptions) {
+    super();
+    this.logger = options.logger ?? silent;
+    this.coalesceMs = options.coalesceMs ?? 20;
+    this.coalesceMaxMs = Math.max(options.coalesceMaxMs ?? 100, this.coalesceMs);
+    this.backoff = options.backoff ?? { baseMs: 250, capMs: 30_000 };
+    this.random = options.random ?? Math.random;
+    this.resources = KUBE_SOURCE_KINDS.map((kind) => this.makeResource(kind));
+  }
+
+  /** Starts every informer; resolves at once (see whenSynced). Errors never reject: they restart. */
+  start(): void {
+    if (this.started || this.stopped) return;
+    this.started = true;
+    for (const r of this.resources) void this.run(r);
+  }
+
+  /** Resolves once the first snapshot was emitted; rejects after `timeoutMs` with what is missing. */
+  whenSynced(timeoutMs: number): Promise<void> {
+    if (this.last) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        const i = this.syncWaiters.indexOf(done);
+        if (i >= 0) this.syncWaiters.splice(i, 1);
+        const missing = this.resources
+          .filter((r) => !r.synced)
+          .map((r) => `${r.kind}${r.lastError ? ` (${r.lastError.message})` : ''}`);
+        reject(new Error(`informers not synced within ${timeoutMs} ms: ${missing.join(', ')}`));
+      }, timeoutMs);
+      const done = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      this.syncWaiters.push(done);
+    });
+  }
+
+  /** The last snapshot emitted (undefined before the first). */
+  get current(): KubeSnapshot | undefined {
+    return this.last;
+  }
+
+  /** The object as the informer holds it (status included), or undefined. */
+  raw(kind: KubeSourceKind, namespace: string, name: string): k8s.KubernetesObject | undefined {
+    return this.resource(kind).informer.get(name, namespace);
+  }
+
+  /** Every informer's health. */
+  states(): InformerState[] {
+    return this.resources.map((r) => ({
+      kind: r.kind,
+      synced: r.synced,
+      running: r.running,
+      restarts: r.restarts,
+      attempts: r.attempts,
+      ...(r.lastError ? { lastError: { ...r.lastError } } : {}),
+      ...(r.nextRestartAt !== undefined ? { nextRestartAt: new Date(r.nextRestartAt).toISOString() } : {}),
+      objects: r.objects.size,
+    }));
+  }
+
+  /** Stops every informer and timer. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    clearTimeout(this.flushTimer);
+    for (const r of this.resources) clearTimeout(r.timer);
+    await Promise.all(this.resources.map((r) => r.informer.stop().catch(() => undefined)));
+  }
+
+  // ------------------------------------------------------------------ informers
+
+  private makeResource(kind: KubeSourceKind): Resource {
+    const kc = this.options.kubeConfig;
+    const ns = this.options.namespace;
+    let path: string;
+    let list: () => Promise<k8s.KubernetesListObject<k8s.KubernetesObject>>;
+    if (kind === 'VirtualService' || kind === 'Route' || kind === 'Target') {
+      const plural = MESH_CRD_PLURALS[kind as MeshCrdKind];
+      const custom = kc.makeApiClient(k8s.CustomObjectsApi);
+      const group = { group: MESH_GROUP, version: MESH_VERSION, plural };
+      path = ns
+        ? `/apis/${MESH_GROUP}/${MESH_VERSION}/namespaces/${ns}/${plural}`
+        : `/apis/${MESH_GROUP}/${MESH_VERSION}/${plural}`;
+      list = async () =>
+        (ns
+          ? await custom.listNamespacedCustomObject({ ...group, namespace: ns })
+          : await custom.listClusterCustomObject(group)) as k8s.KubernetesListObject<k8s.KubernetesObject>;
+    } else if (kind === 'EndpointSlice') {
+      const discovery = kc.makeApiClient(k8s.DiscoveryV1Api);
+      path = ns
+        ? `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`
+        : '/apis/discovery.k8s.io/v1/endpointslices';
+      list = () =>
+        ns
+          ? discovery.listNamespacedEndpointSlice({ namespace: ns })
+          : discovery.listEndpointSliceForAllNamespaces();
+    } else {
+      const core = kc.makeApiClient(k8s.CoreV1Api);
+      const plural = kind === 'Service' ? 'services' : 'pods';
+      path = ns ? `/api/v1/namespaces/${ns}/${plural}` : `/api/v1/${plural}`;
+      list =
+        kind === 'Service'
+          ? () => (ns ? core.listNamespacedService({ namespace: ns }) : core.listServiceForAllNamespaces())
+          : () => (ns ? core.listNamespacedPod({ namespace: ns }) : core.listPodForAllNamespaces());
+    }
+    const informer = k8s.makeInformer(kc, path, list);
+    const r: Resource = {
+      kind,
+      informer,
+      objects: new Map(),
+      synced: false,
+      running: false,
+      restarts: 0,
+      attempts: 0,
+      errors: 0,
+    };
+    informer.on('add', (o) => this.upsert(r, o));
+    informer.on('update', (o) => this.upsert(r, o));
+    informer.on('delete', (o) => this.remove(r, o));
+    informer.on('error', (e) => this.failed(r, e));
+    return r;
+  }
+
+  private resource(kind: KubeSourceKind): Resource {
+    return this.resources.find((r) => r.kind === kind)!;
+  }
+
+  /** One start attempt: list (unless resuming) and watch. Success is a start that saw no error. */
+  private async run(r: Resource): Promise<void> {
+    r.timer = undefined;
+    r.nextRestartAt = undefined;
+    if (this.stopped) return;
+    const errors = r.errors;
+    r.running = true;
+    try {
+      await r.informer.start();
+    } catch (e) {
+      // start() reports most failures through the error callback; a throw is one more way.
+      this.failed(r, e);
+      return;
+    }
+    if (this.stopped || r.errors !== errors) return;
+    if (r.attempts > 0 || r.lastError) {
+      this.logger.info(`meshdeck kube: ${r.kind} informer running again (after ${r.attempts} failed starts)`);
+    }
+    r.attempts = 0;
+    r.loggedError = undefined;
+    if (!r.synced) {
+      r.synced = true;
+      if (this.resources.every((x) => x.synced)) this.flushNow(true);
+    }
+  }
+
+  private failed(r: Resource, err: unknown): void {
+    if (this.stopped) return;
+    r.errors++;
+    r.running = false;
+    const message = describeError(err);
+    r.lastError = { at: new Date().toISOString(), message };
+    if (r.timer) return; // a restart is already scheduled
+    r.attempts++;
+    r.restarts++;
+    const delay = Math.max(50, backoffDelay(r.attempts, this.backoff, this.random));
+    // Once per distinct error: a server that stays down would otherwise log every retry.
+    if (r.loggedError !== message) {
+      this.logger.warn(
+        `meshdeck kube: ${r.kind} informer failed (${message}); restarting with backoff, keeping the last state`,
+      );
+      r.loggedError = message;
+    }
+    r.nextRestartAt = Date.now() + delay;
+    r.timer = setTimeout(() => void this.run(r), delay);
+    r.timer.unref?.();
+  }
+
+  private upsert(r: Resource, obj: k8s.KubernetesObject): void {
+    const lean = leanKubeObject(r.kind, obj);
+    if (!lean) return;
+    const key = `${lean.metadata.namespace}/${lean.metadata.name}`;
+    const json = stableStringify(lean);
+    const prev = r.objects.get(key);
+    if (prev?.json === json) {
+      if (r.kind === 'VirtualService' || r.kind === 'Route' || r.kind === 'Target') {
+        this.emit('status', `${r.kind}/${key}`);
+      }
+      return;
+    }
+    r.objects.set(key, { lean, json });
+    this.changed(r.kind, prev?.lean, lean);
+  }
+
+  private remove(r: Resource, obj: k8s.KubernetesObject): void {
+    const key = `${obj.metadata?.namespace || 'default'}/${obj.metadata?.name ?? ''}`;
+    const prev = r.objects.get(key);
+    if (!prev) return;
+    r.objects.delete(key);
+    this.changed(r.kind, prev.lean, undefined);
+  }
+
+  private changed(kind: KubeSourceKind, before?: LeanKubeObject, after?: LeanKubeObject): void {
+    this.changedKinds.add(kind);
+    if (kind === 'EndpointSlice') {
+      for (const s of [before, after]) {
+        const svc = (s?.metadata as { labels?: Record<string, string> } | undefined)?.labels?.[
+          SERVICE_NAME_LABEL
+        ];
+        if (s && svc) this.changedServices.add(`${s.metadata.namespace}/${svc}`);
+      }
+    }
+    if (!this.last) return; // the first snapshot waits for every informer's list
+    const now = Date.now();
+    this.firstChangeAt ??= now;
+    clearTimeout(this.flushTimer);
+    const wait = Math.min(this.coalesceMs, Math.max(0, this.firstChangeAt + this.coalesceMaxMs - now));
+    this.flushTimer = setTimeout(() => this.flushNow(false), wait);
+  }
+
+  private flushNow(initial: boolean): void {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    this.firstChangeAt = undefined;
+    if (this.stopped) return;
+    const objects = Object.fromEntries(
+      this.resources.map((r) => [r.kind, [...r.objects.values()].map((o) => o.lean)]),
+    ) as unknown as KubeObjects;
+    const change: KubeSourceChange = {
+      initial,
+      kinds: KUBE_SOURCE_KINDS.filter((k) => initial || this.changedKinds.has(k)),
+      endpointSliceServices: [...this.changedServices].sort(),
+    };
+    this.changedKinds = new Set();
+    this.changedServices = new Set();
+    let snapshot: KubeSnapshot;
+    try {
+      snapshot = snapshotFromKube(objects);
+    } catch (e) {
+      // snapshotFromKube never throws on input; if it ever does, the last snapshot stands.
+      this.logger.error(`meshdeck kube: building the snapshot failed: ${describeError(e)}`);
+      return;
+    }
+    this.last = snapshot;
+    this.emit('snapshot', snapshot, change);
+    for (const w of this.syncWaiters.splice(0)) w();
+  }
+}
+
+/** A short description of an informer error: the HTTP status and the server's message when there is one. */
+export function describeError(err: unknown): string {
+  if (err instanceof k8s.ApiException) {
+    let message = '';
+    try {
+      const status = JSON.parse(String(err.body)) as { message?: string };
+      message = status.message ?? '';
+    } catch {
+      // A body that is not a Status: the code says enough.
+    }
+    return `HTTP ${err.code}${message ? `: ${message}` : ''}`;
+  }
+  const e = err as { statusCode?: number; code?: unknown; message?: string; cause?: { message?: string } };
+  if (typeof e?.statusCode === 'number') return `HTTP ${e.statusCode}${e.message ? `: ${e.message}` : ''}`;
+  const msg = e?.message ?? String(err);
+  return e?.cause?.message && !msg.includes(e.cause.message) ? `${msg}: ${e.cause.message}` : msg;
+}

@@ -37,11 +37,27 @@ export function secretsEqual(a: string, b: string): boolean {
   return timingSafeEqual(ha, hb);
 }
 
+/** Who a session acts for: later code impersonates this user and these groups against Kubernetes. */
+export interface ConsoleIdentity {
+  user: string;
+  groups: readonly string[];
+  /** How the session was opened: the console token, or an OpenID Connect provider. */
+  method: 'token' | 'oidc';
+}
+
+/** The identity of a session opened with the console token (the local default). */
+export const LOCAL_ADMIN: ConsoleIdentity = Object.freeze({
+  user: 'local-admin',
+  groups: [],
+  method: 'token',
+});
+
 export interface ConsoleSession {
   id: string;
   csrfToken: string;
   createdAt: number;
   lastSeen: number;
+  identity: ConsoleIdentity;
 }
 
 export interface ConsoleAuthOptions {
@@ -51,6 +67,8 @@ export interface ConsoleAuthOptions {
   idleTimeoutMs?: number;
   /** Hostnames the console answers to besides loopback ones (e.g. the --host it binds); `*` for any. */
   allowedHosts?: readonly string[];
+  /** Whether the console token opens sessions (default true); off when OIDC is the only sign-in. */
+  tokenSignIn?: boolean;
   now?: () => number;
 }
 
@@ -61,6 +79,7 @@ export class ConsoleAuth {
   private readonly idleTimeoutMs: number;
   private readonly now: () => number;
   readonly allowedHosts: readonly string[];
+  readonly tokenSignIn: boolean;
 
   constructor(
     private readonly token: string,
@@ -70,17 +89,26 @@ export class ConsoleAuth {
     this.idleTimeoutMs = options.idleTimeoutMs ?? 7 * 24 * 3600 * 1000;
     this.now = options.now ?? Date.now;
     this.allowedHosts = options.allowedHosts ?? [];
+    this.tokenSignIn = options.tokenSignIn ?? true;
   }
 
-  /** Opens a session if `token` is the console token (constant-time), else undefined. */
+  /** Opens a session if token sign-in is on and `token` is the console token (constant-time), else undefined. */
   login(token: string): ConsoleSession | undefined {
-    if (!secretsEqual(token, this.token)) return undefined;
+    // Compared even when token sign-in is off, so that the answer takes the same time.
+    const right = secretsEqual(token, this.token);
+    if (!right || !this.tokenSignIn) return undefined;
+    return this.open(LOCAL_ADMIN);
+  }
+
+  /** Opens a session for an identity a sign-in method has already verified (e.g. OIDC). */
+  open(identity: ConsoleIdentity): ConsoleSession {
     const now = this.now();
     const session: ConsoleSession = {
       id: randomBytes(32).toString('base64url'),
       csrfToken: randomBytes(32).toString('base64url'),
       createdAt: now,
       lastSeen: now,
+      identity: { user: identity.user, groups: [...identity.groups], method: identity.method },
     };
     this.sessions.set(session.id, session);
     // Map order is insertion order and lookups re-insert: the first key is the least recently used.

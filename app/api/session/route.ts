@@ -6,6 +6,7 @@ import {
   SESSION_COOKIE,
   sessionCookie,
 } from '@/server/console/consoleAuth';
+import { getOidcSignIn, OIDC_LOGIN_PATH } from '@/server/console/oidc';
 import { jsonResponse, readJsonBody, refuseForeign } from '@/server/console/routeUtil';
 
 export const dynamic = 'force-dynamic';
@@ -13,13 +14,30 @@ export const runtime = 'nodejs';
 
 const LoginBody = z.strictObject({ token: z.string().max(1000) });
 
-/** Whether this browser has a session, and its CSRF token when it has one. */
+/**
+ * Whether this browser has a session, and then its CSRF token and who it acts for (user and groups,
+ * never a token); and how one signs in (the console token, an OIDC provider).
+ */
 export function GET(req: Request): Response {
   const refused = refuseForeign(req);
   if (refused) return refused;
-  const session = getConsoleAuth()?.session(readCookie(req, SESSION_COOKIE));
+  const auth = getConsoleAuth();
+  const session = auth?.session(readCookie(req, SESSION_COOKIE));
+  const oidc = getOidcSignIn();
+  const signIn = {
+    token: auth?.tokenSignIn ?? false,
+    ...(oidc ? { oidc: { provider: oidc.providerName, loginUrl: OIDC_LOGIN_PATH } } : {}),
+  };
   return jsonResponse(
-    session ? { authenticated: true, csrfToken: session.csrfToken } : { authenticated: false },
+    session
+      ? {
+          authenticated: true,
+          csrfToken: session.csrfToken,
+          user: session.identity.user,
+          groups: session.identity.groups,
+          signIn,
+        }
+      : { authenticated: false, signIn },
   );
 }
 
@@ -40,7 +58,11 @@ export async function POST(req: Request): Promise<Response> {
   const session = auth.login(parsed.data.token);
   if (!session)
     return jsonResponse(
-      { error: 'wrong console token: use the URL `meshdeck serve` printed when it started' },
+      {
+        error: auth.tokenSignIn
+          ? 'wrong console token: use the URL `meshdeck serve` printed when it started'
+          : 'sign-in with the console token is off: sign in with the OpenID provider',
+      },
       401,
     );
   // A browser that signs in again gets a new session; the old one ends.

@@ -55,6 +55,22 @@ describe('ConsoleAuth sessions', () => {
     expect(auth.session(s.id)).toBeUndefined();
   });
 
+  it('a token session acts as local-admin; open() carries a verified identity; token sign-in can be off', () => {
+    const auth = new ConsoleAuth('right-token');
+    expect(auth.login('right-token')!.identity).toEqual({ user: 'local-admin', groups: [], method: 'token' });
+    const groups = ['mesh-admins'];
+    const s = auth.open({ user: 'alice@example.com', groups, method: 'oidc' });
+    groups.push('later');
+    expect(auth.session(s.id)!.identity).toEqual({
+      user: 'alice@example.com',
+      groups: ['mesh-admins'],
+      method: 'oidc',
+    });
+    const oidcOnly = new ConsoleAuth('right-token', { tokenSignIn: false });
+    expect(oidcOnly.login('right-token')).toBeUndefined();
+    expect(oidcOnly.size).toBe(0);
+  });
+
   it('keeps at most maxSessions, dropping the least recently used', () => {
     const auth = new ConsoleAuth('right-token', { maxSessions: 2 });
     const a = auth.login('right-token')!;

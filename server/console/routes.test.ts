@@ -83,14 +83,26 @@ describe('/api/session', () => {
   });
 
   it('GET tells whether the cookie is a session (with its CSRF token); DELETE ends it', async () => {
-    expect(await (await getSession(req('GET', '/api/session'))).json()).toEqual({ authenticated: false });
+    const signInMethods = { token: true };
+    expect(await (await getSession(req('GET', '/api/session'))).json()).toEqual({
+      authenticated: false,
+      signIn: signInMethods,
+    });
     const { cookie, csrf } = await signIn();
     const me = await getSession(req('GET', '/api/session', { headers: { cookie } }));
-    expect(await me.json()).toEqual({ authenticated: true, csrfToken: csrf });
+    // The token's session acts as the local admin; the answer carries no token but the CSRF one.
+    expect(await me.json()).toEqual({
+      authenticated: true,
+      csrfToken: csrf,
+      user: 'local-admin',
+      groups: [],
+      signIn: signInMethods,
+    });
     const out = deleteSession(req('DELETE', '/api/session', { headers: { cookie } }));
     expect(out.headers.get('set-cookie')).toMatch(/Max-Age=0/);
     expect(await (await getSession(req('GET', '/api/session', { headers: { cookie } }))).json()).toEqual({
       authenticated: false,
+      signIn: signInMethods,
     });
   });
 

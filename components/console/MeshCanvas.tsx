@@ -108,7 +108,6 @@ function Canvas(props: MeshCanvasProps) {
   const latest = useRef({ ...props, groupOf: undefined as Grouping['groupOf'] | undefined });
 
   const rf = useReactFlow();
-  const canvasRef = useRef<HTMLDivElement>(null);
   const [auto, setAuto] = useState<Laid | undefined>();
   const [layoutError, setLayoutError] = useState<{ hash: string; message: string } | undefined>();
   const fitted = useRef<string | undefined>(undefined);
@@ -365,10 +364,6 @@ function Canvas(props: MeshCanvasProps) {
           c.target,
           modifiers.current.alt ? 'egress' : modifiers.current.shift ? 'ingress' : undefined,
         ),
-      // While the viewport moves, the graph is one composited layer that only moves (a pan used to
-      // repaint every node and edge each frame); after, it is drawn again at the new zoom, sharp.
-      onMoveStart: () => canvasRef.current?.classList.add('canvas--moving'),
-      onMoveEnd: () => canvasRef.current?.classList.remove('canvas--moving'),
       onBeforeDelete: async ({ nodes: gone }: { nodes: CanvasNode[]; edges: Edge[] }) => {
         // A selected edge is deleted by the key handler above, not here.
         const objects = gone.filter((n) => n.type === 'mesh');
@@ -381,7 +376,7 @@ function Canvas(props: MeshCanvasProps) {
 
   const shownCount = view ? view.nodes.length + view.collapsed.length : graph.nodes.length;
   return (
-    <div className="canvas" data-testid="canvas" ref={canvasRef}>
+    <div className="canvas" data-testid="canvas">
       <ReactFlow<CanvasNode, Edge>
         nodes={nodes}
         edges={edges}
@@ -394,8 +389,6 @@ function Canvas(props: MeshCanvasProps) {
         onNodeDragStop={handlers.onNodeDragStop}
         onConnect={handlers.onConnect}
         onBeforeDelete={handlers.onBeforeDelete}
-        onMoveStart={handlers.onMoveStart}
-        onMoveEnd={handlers.onMoveEnd}
         deleteKeyCode={DELETE_KEYS}
         minZoom={0.02}
         maxZoom={2}

@@ -9,6 +9,7 @@ import path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
+import { meshCrds } from '@/lib/kube/crds';
 import { canonicalL7mpConfig } from '@/lib/l7mp/canonicalL7mp';
 import type { L7mpConfig, L7mpOperation } from '@/lib/model/l7mp';
 import { convertSeedDialect } from '@/lib/parse/seedDialect';
@@ -115,42 +116,10 @@ function endpointsOf(config: L7mpConfig, cluster: string): string[] {
 
 const merge = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
 
-/** The mesh CRDs, minimal: schemaless spec and status, and the status subresource the controller writes. */
-function minimalCrd(kind: string) {
-  const plural = PLURAL[kind]!;
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `${plural}.${GROUP.group}` },
-    spec: {
-      group: GROUP.group,
-      scope: 'Namespaced',
-      names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
-      versions: [
-        {
-          name: GROUP.version,
-          served: true,
-          storage: true,
-          subresources: { status: {} },
-          schema: {
-            openAPIV3Schema: {
-              type: 'object',
-              properties: {
-                spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-                status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-              },
-            },
-          },
-        },
-      ],
-    },
-  };
-}
-
+/** The mesh CRDs as deploy/crds/ installs them (structural schemas, CEL rules, status subresource). */
 async function installCrds(): Promise<void> {
   const ext = kc.makeApiClient(k8s.ApiextensionsV1Api);
-  for (const kind of Object.keys(PLURAL)) {
-    const crd = minimalCrd(kind);
+  for (const crd of meshCrds()) {
     // Raw JSON: the client library's typed serializer drops `x-kubernetes-*` keys it knows by other names.
     const res = await kubeRequest(
       kube.url,
@@ -403,7 +372,13 @@ describe('KubeController on a real API server and real l7mp proxies', () => {
       apiVersion: 'msm.l7mp.io/v1',
       kind: 'VirtualService',
       metadata: { name: 'broken', namespace: NS },
-      spec: { selector: { serviceName: 'gateway-svc' }, udp: { port: 9101 }, tcp: { port: 9102 } },
+      // The CRD's own rules refuse two protocol keys on a VirtualService; an inline Target sits in a
+      // string-or-object field the CRD cannot type, so only the engine's schema finds this one.
+      spec: {
+        selector: { serviceName: 'gateway-svc' },
+        udp: { port: 9101 },
+        rules: [{ action: { route: { destination: { udp: { port: 1 }, tcp: { port: 2 } } } } }],
+      },
     });
     await createMesh({
       apiVersion: 'msm.l7mp.io/v1',
@@ -424,7 +399,9 @@ describe('KubeController on a real API server and real l7mp proxies', () => {
       reason: 'Invalid',
       observedGeneration: 1,
     });
-    expect(conditions(broken).Accepted!.message).toContain('a VirtualService needs exactly one protocol key');
+    expect(conditions(broken).Accepted!.message).toContain(
+      'spec.rules[0].action.route.destination: a Target takes at most one protocol key',
+    );
     expect(conditions(broken).Programmed).toMatchObject({ status: 'False', reason: 'Invalid' });
     const dangling = await until('dangling has status', async () => {
       const o = await getMesh('VirtualService', 'dangling');
@@ -469,7 +446,7 @@ describe('KubeController on a real API server and real l7mp proxies', () => {
 
     // Fixing the object: generation 2, Accepted with that generation.
     await custom.patchNamespacedCustomObject(
-      { ...GROUP, namespace: NS, plural: 'virtualservices', name: 'broken', body: { spec: { tcp: null } } },
+      { ...GROUP, namespace: NS, plural: 'virtualservices', name: 'broken', body: { spec: { rules: null } } },
       merge,
     );
     const fixed = await until('broken accepted at generation 2', async () => {
@@ -494,73 +471,79 @@ describe('KubeController on a real API server and real l7mp proxies', () => {
       ['worker-1', '10.0.3.2'],
     ]);
   });
-  it('killing the API server and starting it again: the informers recover and no stale state remains', async () => {
-    const extraPort = await freePort('udp', '0.0.0.0');
-    const extraListener = 'extra-vsvc.default.virtualservice.cluster.local';
-    const listeners = async () => (await live(gateway, GATEWAY_IP)).listeners.map((l) => l.name);
-    await createMesh({
-      apiVersion: 'msm.l7mp.io/v1',
-      kind: 'VirtualService',
-      metadata: { name: 'extra-vsvc', namespace: NS },
-      spec: {
-        selector: { serviceName: 'gateway-svc' },
-        udp: { port: extraPort },
-        rules: [{ action: { route: { destination: 'worker-svc' } } }],
-      },
-    });
-    await until('the gateway has the extra listener', async () =>
-      (await listeners()).includes(extraListener),
-    );
+  it(
+    'killing the API server and starting it again: the informers recover and no stale state remains',
+    { timeout: 150_000 },
+    async () => {
+      const extraPort = await freePort('udp', '0.0.0.0');
+      const extraListener = 'extra-vsvc.default.virtualservice.cluster.local';
+      const listeners = async () => (await live(gateway, GATEWAY_IP)).listeners.map((l) => l.name);
+      await createMesh({
+        apiVersion: 'msm.l7mp.io/v1',
+        kind: 'VirtualService',
+        metadata: { name: 'extra-vsvc', namespace: NS },
+        spec: {
+          selector: { serviceName: 'gateway-svc' },
+          udp: { port: extraPort },
+          rules: [{ action: { route: { destination: 'worker-svc' } } }],
+        },
+      });
+      await until('the gateway has the extra listener', async () =>
+        (await listeners()).includes(extraListener),
+      );
 
-    await kube.killApiServer();
-    await until('the informers notice', () => controller.informerStates().some((s) => !s.running), 30_000);
-    // While the API server is down, the object is deleted behind the controller's back (straight from
-    // etcd, as another API server instance would): no watch can deliver that event.
-    const key = Buffer.from('/registry/msm.l7mp.io/virtualservices/default/extra-vsvc').toString('base64');
-    const del = await fetch(`${kube.etcdUrl}/v3/kv/deleterange`, {
-      method: 'POST',
-      body: JSON.stringify({ key }),
-      signal: AbortSignal.timeout(5000),
-    });
-    expect(((await del.json()) as { deleted?: string }).deleted).toBe('1');
-    // The last good state stands meanwhile: the proxies are not emptied because the API server is gone.
-    expect(await listeners()).toContain(extraListener);
-    expect(logs.some((l) => l.startsWith('warn meshdeck kube:') && l.includes('informer failed'))).toBe(true);
+      await kube.killApiServer();
+      await until('the informers notice', () => controller.informerStates().some((s) => !s.running), 30_000);
+      // While the API server is down, the object is deleted behind the controller's back (straight from
+      // etcd, as another API server instance would): no watch can deliver that event.
+      const key = Buffer.from('/registry/msm.l7mp.io/virtualservices/default/extra-vsvc').toString('base64');
+      const del = await fetch(`${kube.etcdUrl}/v3/kv/deleterange`, {
+        method: 'POST',
+        body: JSON.stringify({ key }),
+        signal: AbortSignal.timeout(5000),
+      });
+      expect(((await del.json()) as { deleted?: string }).deleted).toBe('1');
+      // The last good state stands meanwhile: the proxies are not emptied because the API server is gone.
+      expect(await listeners()).toContain(extraListener);
+      expect(logs.some((l) => l.startsWith('warn meshdeck kube:') && l.includes('informer failed'))).toBe(
+        true,
+      );
 
-    await kube.restartApiServer();
-    await until(
-      'the extra listener is gone from the gateway',
-      async () => !(await listeners()).includes(extraListener),
-      60_000,
-      100,
-    );
-    await until('every informer running again', () =>
-      controller.informerStates().every((s) => s.running && s.attempts === 0),
-    );
-    expect(Object.keys(controller.snapshot!.meshObjects).sort()).toEqual([
-      'VirtualService/default/gateway-vsvc',
-      'VirtualService/default/transcoder-vsvc',
-    ]);
-    // And the watches work again: a change after the restart reaches the proxy.
-    await setWorkerEndpoints([['worker-1', '10.0.3.2']]);
-    await until(
-      'the gateway follows an EndpointSlice change after the restart',
-      async () =>
-        JSON.stringify(endpointsOf(await live(gateway, GATEWAY_IP), WORKER_CLUSTER)) === '["10.0.3.2"]',
-    );
-    await setWorkerEndpoints(WORKERS);
-    await until(
-      'in sync',
-      async () =>
-        JSON.stringify(endpointsOf(await live(gateway, GATEWAY_IP), WORKER_CLUSTER)) ===
-        '["10.0.3.1","10.0.3.2"]',
-    );
-    await until('both proxies in sync', () => controller.syncStates().every((s) => s.inSync));
-    for (const [id, proc, ip] of [
-      [GATEWAY_ID, gateway, GATEWAY_IP],
-      [TRANSCODER_ID, transcoder, TRANSCODER_IP],
-    ] as const) {
-      expect(canonicalL7mpConfig(await live(proc, ip))).toEqual(canonicalL7mpConfig(golden()[id]!.config));
-    }
-  });
+      await kube.restartApiServer();
+      await until(
+        'the extra listener is gone from the gateway',
+        async () => !(await listeners()).includes(extraListener),
+        60_000,
+        100,
+      );
+      await until('every informer running again', () =>
+        controller.informerStates().every((s) => s.running && s.attempts === 0),
+      );
+      expect(Object.keys(controller.snapshot!.meshObjects).sort()).toEqual([
+        'VirtualService/default/gateway-vsvc',
+        'VirtualService/default/transcoder-vsvc',
+      ]);
+      // And the watches work again: a change after the restart reaches the proxy.
+      await setWorkerEndpoints([['worker-1', '10.0.3.2']]);
+      await until(
+        'the gateway follows an EndpointSlice change after the restart',
+        async () =>
+          JSON.stringify(endpointsOf(await live(gateway, GATEWAY_IP), WORKER_CLUSTER)) === '["10.0.3.2"]',
+      );
+      await setWorkerEndpoints(WORKERS);
+      await until(
+        'in sync',
+        async () =>
+          JSON.stringify(endpointsOf(await live(gateway, GATEWAY_IP), WORKER_CLUSTER)) ===
+          '["10.0.3.1","10.0.3.2"]',
+      );
+      await until('both proxies in sync', () => controller.syncStates().every((s) => s.inSync));
+      for (const [id, proc, ip] of [
+        [GATEWAY_ID, gateway, GATEWAY_IP],
+        [TRANSCODER_ID, transcoder, TRANSCODER_IP],
+      ] as const) {
+        expect(canonicalL7mpConfig(await live(proc, ip))).toEqual(canonicalL7mpConfig(golden()[id]!.config));
+      }
+    },
+  );
 });

@@ -144,13 +144,14 @@ export class OidcSignIn {
     if (!this.#discovered) {
       const issuer = new URL(this.config.issuer);
       this.#discovered = client
-        .discovery(
-          issuer,
-          this.config.clientId,
-          undefined,
-          client.ClientSecretPost(this.#secret),
-          issuer.protocol === 'https:' ? {} : { execute: [client.allowInsecureRequests] },
-        )
+        .discovery(issuer, this.config.clientId, undefined, client.ClientSecretPost(this.#secret), {
+          // Verify the ID token's signature too (openid-client trusts TLS alone by default): a
+          // token altered on the way, or by a proxy, is refused.
+          execute: [
+            client.enableNonRepudiationChecks,
+            ...(issuer.protocol === 'https:' ? [] : [client.allowInsecureRequests]),
+          ],
+        })
         .catch((e: unknown) => {
           this.#discovered = undefined;
           const message = `cannot use the OpenID provider ${this.config.issuer}: ${describe(e)}`;
@@ -282,7 +283,11 @@ export class OidcSignIn {
 function describe(e: unknown): string {
   if (e instanceof client.ResponseBodyError)
     return `${e.error}${e.error_description ? `: ${e.error_description}` : ''}`;
-  return e instanceof Error ? e.message : String(e);
+  if (!(e instanceof Error)) return String(e);
+  // openid-client wraps the precise reason (which claim, a bad signature) in `cause`.
+  return e.cause instanceof Error && e.cause.message !== e.message
+    ? `${e.message}: ${e.cause.message}`
+    : e.message;
 }
 
 /** Makes the OIDC sign-in from its config, reading the client secret it refers to. */

@@ -14,6 +14,7 @@ import { canonicalL7mpConfig } from '@/lib/l7mp/canonicalL7mp';
 import type { L7mpConfig, L7mpOperation } from '@/lib/model/l7mp';
 import { convertSeedDialect } from '@/lib/parse/seedDialect';
 import { L7mpRestClient } from '../l7mp/L7mpRestClient';
+import { MeshXdsPublisher } from '../xds/meshXds';
 import { freePort, type L7mpProcess, startL7mp } from '../testing/startL7mp';
 import { type KubeControllerUpdate, KubeController } from './KubeController';
 import { type KubeApiServer, kubeRequest, startKubeApiServer } from './testing/kubeApiServer';
@@ -46,6 +47,7 @@ let custom: k8s.CustomObjectsApi;
 let gateway: L7mpProcess;
 let transcoder: L7mpProcess;
 let controller: KubeController;
+const xds = new MeshXdsPublisher();
 /** The example's listener ports -> free ones (UDP 9001 on the gateway, WebSocket 8888 on the transcoder). */
 let ports: Record<number, number>;
 const pushes: { id: string; at: number; applied: L7mpOperation[]; ok: boolean }[] = [];
@@ -245,6 +247,7 @@ beforeAll(async () => {
   await applyExample1();
   controller = KubeController.start({
     kubeConfig: kc,
+    xds,
     reconciler: { driftIntervalMs: 1000 },
     source: { backoff: { baseMs: 200, capMs: 2000 } },
     statusCoalesceMs: 50,
@@ -259,6 +262,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await controller?.stop();
+  xds.cache.close();
   await Promise.all([gateway?.stop(), transcoder?.stop()]);
   await kube?.stop();
 });
@@ -287,6 +291,8 @@ describe('KubeController on a real API server and real l7mp proxies', () => {
       expect(canonicalL7mpConfig(await live(proc, ip))).toEqual(canonicalL7mpConfig(want[id]!.config));
     }
     expect(controller.compiled!.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
+    // The same result is rendered for the ADS server, one snapshot per proxy.
+    expect(xds.cache.nodeIds().sort()).toEqual([GATEWAY_ID, TRANSCODER_ID]);
   });
 
   it('writes Accepted, ResolvedRefs and Programmed on the mesh resources once the proxies run them', async () => {
@@ -502,7 +508,17 @@ describe('KubeController on a real API server and real l7mp proxies', () => {
         body: JSON.stringify({ key }),
         signal: AbortSignal.timeout(5000),
       });
-      expect(((await del.json()) as { deleted?: string }).deleted).toBe('1');
+      const deleted = (await del.json()) as { deleted?: string; header: { revision: string } };
+      expect(deleted.deleted).toBe('1');
+      // And etcd's history is compacted: the informers' resourceVersions are gone for good, so the API
+      // server must answer 410 Gone and the informers must relist.
+      const compact = await fetch(`${kube.etcdUrl}/v3/kv/compaction`, {
+        method: 'POST',
+        body: JSON.stringify({ revision: deleted.header.revision, physical: true }),
+        signal: AbortSignal.timeout(5000),
+      });
+      expect(compact.status).toBe(200);
+      const listsBefore = Object.fromEntries(controller.informerStates().map((s) => [s.kind, s.lists]));
       // The last good state stands meanwhile: the proxies are not emptied because the API server is gone.
       expect(await listeners()).toContain(extraListener);
       expect(logs.some((l) => l.startsWith('warn meshdeck kube:') && l.includes('informer failed'))).toBe(
@@ -519,6 +535,8 @@ describe('KubeController on a real API server and real l7mp proxies', () => {
       await until('every informer running again', () =>
         controller.informerStates().every((s) => s.running && s.attempts === 0),
       );
+      for (const st of controller.informerStates())
+        expect(st.lists, st.kind).toBeGreaterThan(listsBefore[st.kind]!);
       expect(Object.keys(controller.snapshot!.meshObjects).sort()).toEqual([
         'VirtualService/default/gateway-vsvc',
         'VirtualService/default/transcoder-vsvc',

@@ -71,6 +71,8 @@ export interface InformerState {
   restarts: number;
   /** Consecutive failed starts. */
   attempts: number;
+  /** Full lists so far: the first one, and every relist (410 Gone, a restart without a resourceVersion). */
+  lists: number;
   lastError?: { at: string; message: string };
   nextRestartAt?: string;
   objects: number;
@@ -91,6 +93,7 @@ interface Resource {
   running: boolean;
   restarts: number;
   attempts: number;
+  lists: number;
   /** Counts errors, to tell whether a start attempt saw one. */
   errors: number;
   lastError?: { at: string; message: string };
@@ -173,6 +176,7 @@ export class KubeSource extends EventEmitter<KubeSourceEvents> {
       running: r.running,
       restarts: r.restarts,
       attempts: r.attempts,
+      lists: r.lists,
       ...(r.lastError ? { lastError: { ...r.lastError } } : {}),
       ...(r.nextRestartAt !== undefined ? { nextRestartAt: new Date(r.nextRestartAt).toISOString() } : {}),
       objects: r.objects.size,
@@ -224,7 +228,11 @@ export class KubeSource extends EventEmitter<KubeSourceEvents> {
           ? () => (ns ? core.listNamespacedService({ namespace: ns }) : core.listServiceForAllNamespaces())
           : () => (ns ? core.listNamespacedPod({ namespace: ns }) : core.listPodForAllNamespaces());
     }
-    const informer = k8s.makeInformer(kc, path, list);
+    const counted = () => {
+      r.lists++;
+      return list();
+    };
+    const informer = k8s.makeInformer(kc, path, counted);
     const r: Resource = {
       kind,
       informer,
@@ -233,6 +241,7 @@ export class KubeSource extends EventEmitter<KubeSourceEvents> {
       running: false,
       restarts: 0,
       attempts: 0,
+      lists: 0,
       errors: 0,
     };
     informer.on('add', (o) => this.upsert(r, o));

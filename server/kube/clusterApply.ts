@@ -1,0 +1,445 @@
+/**
+ * Apply from the console (issue 7 §4): the draft's objects go to the cluster by server-side apply as
+ * field manager `meshdeck`, with every request impersonating the signed-in user so that Kubernetes RBAC
+ * decides. `dryRun` asks the API server itself (dryRun=All, strict field validation) what each apply
+ * would do: the live object, the would-be result and their diff, the server's validation errors with
+ * field paths, and conflicts with other field managers. `apply` repeats that gate and writes only when
+ * every object passed it. Nothing here throws on API errors: each answer names the object and the field.
+ */
+import { CRD_GROUP, CRD_VERSION, crdPlural, MESH_CRD_KINDS, type MeshCrdKind } from '@/lib/kube/crds';
+import { type FileMap, type ManifestObject, parseFiles } from '@/lib/gitops/manifestObjects';
+import type { ActingUser, ClusterClient, ClusterResponse } from './clusterClient';
+import { type FieldChange, objectDiff } from './clusterApplyDiff';
+
+/** The field manager of every apply the console makes (and the mark of objects it may prune). */
+export const FIELD_MANAGER = 'meshdeck';
+
+/** The kinds applied by default. Pods in a draft describe the local mesh's simulated cluster, not real ones. */
+export const DEFAULT_APPLY_KINDS: readonly string[] = [...MESH_CRD_KINDS, 'Service'];
+
+/** Which object an answer is about, and where the draft has it. */
+export interface ObjectRef {
+  /** `Kind/namespace/name`, as lib/console/nodeIds.ts spells it. */
+  key: string;
+  apiVersion: string;
+  kind: string;
+  namespace: string;
+  name: string;
+  /** Where the draft defines it (absent for a live object the draft no longer has). */
+  file?: string;
+  line?: number;
+}
+
+/** One cause of an API server error: `field` is a path such as `spec.websocket.port` when it names one. */
+export interface ApiCause {
+  field?: string;
+  reason?: string;
+  message: string;
+}
+
+/** An API server refusal, from its Status (HTTP status 0: the server did not answer). */
+export interface ApiProblem {
+  status: number;
+  /** Status.reason, e.g. `Invalid`, `Forbidden`, `BadRequest`, `Conflict`. */
+  reason: string;
+  message: string;
+  causes: ApiCause[];
+}
+
+/** A field another manager owns with a different value (an apply without force is refused for it). */
+export interface FieldConflict {
+  manager: string;
+  field: string;
+  message: string;
+}
+
+/**
+ * What an apply does to one object: `create`/`update`/`unchanged` (dry-run passed), `delete` (the draft
+ * removed an object Meshdeck applied, prune asked), `orphan` (same, prune not asked: left alone),
+ * `conflict`, `error`, or `skipped` (a kind the console does not apply).
+ */
+export type PlanAction =
+  'create' | 'update' | 'unchanged' | 'delete' | 'orphan' | 'conflict' | 'error' | 'skipped';
+
+export interface ObjectPlan {
+  ref: ObjectRef;
+  action: PlanAction;
+  /** The object in the cluster now (null: none). */
+  live: Record<string, unknown> | null;
+  /** What the API server answered for the dry-run apply (null for deletes, errors, conflicts, skips). */
+  result: Record<string, unknown> | null;
+  /** live -> result, bookkeeping fields ignored (see clusterApplyDiff). */
+  diff: FieldChange[];
+  error?: ApiProblem;
+  conflicts: FieldConflict[];
+  /** The API server's Warning headers (e.g. deprecated fields). */
+  warnings: string[];
+  /** Why a `skipped` object was not sent. */
+  note?: string;
+}
+
+export interface DryRunResult {
+  /** Every object passed: an apply with the same options would be accepted. */
+  ok: boolean;
+  user: ActingUser;
+  objects: ObjectPlan[];
+}
+
+export interface ApplyOptions {
+  /** Take over fields other managers own (only when the user chose to). */
+  force?: boolean;
+  /** Delete objects Meshdeck applied earlier that the draft no longer has (only when asked). */
+  prune?: boolean;
+  /** Kinds to apply (default DEFAULT_APPLY_KINDS); objects of other kinds are `skipped`. */
+  kinds?: readonly string[];
+}
+
+/** The outcome of one object in a real apply. */
+export interface ObjectOutcome extends ObjectPlan {
+  /** The write happened (apply or delete). */
+  done: boolean;
+}
+
+export interface ApplyResult {
+  /** Something was written. False when the dry-run gate refused: then nothing was. */
+  applied: boolean;
+  /** Every object was written (or needed nothing). */
+  ok: boolean;
+  user: ActingUser;
+  objects: ObjectOutcome[];
+}
+
+/** An object of the draft ready to send. */
+export interface DraftObject {
+  ref: ObjectRef;
+  body: Record<string, unknown>;
+}
+
+const CORE: Record<string, string> = { Service: 'services', Pod: 'pods', ConfigMap: 'configmaps' };
+
+/** The REST collection path of a kind in a namespace, or undefined for kinds the console does not know. */
+export function collectionPath(kind: string, namespace: string): string | undefined {
+  if ((MESH_CRD_KINDS as readonly string[]).includes(kind)) {
+    return `/apis/${CRD_GROUP}/${CRD_VERSION}/namespaces/${encodeURIComponent(namespace)}/${crdPlural(kind as MeshCrdKind)}`;
+  }
+  const plural = CORE[kind];
+  return plural ? `/api/v1/namespaces/${encodeURIComponent(namespace)}/${plural}` : undefined;
+}
+
+const objectPath = (ref: ObjectRef) =>
+  `${collectionPath(ref.kind, ref.namespace)}/${encodeURIComponent(ref.name)}`;
+
+/** The objects of a draft's files (seed dialect converted), each as the body an apply sends. */
+export function draftObjects(files: FileMap): { objects: DraftObject[]; problems: ObjectPlan[] } {
+  const parsed = parseFiles(files);
+  const objects: DraftObject[] = [];
+  const problems: ObjectPlan[] = [];
+  for (const f of parsed.files.values()) {
+    if (f.error) {
+      problems.push(
+        plan(
+          {
+            key: `file/${f.path}`,
+            apiVersion: '',
+            kind: '',
+            namespace: '',
+            name: f.path,
+            file: f.path,
+            line: f.error.line,
+          },
+          'error',
+          { error: localProblem(`${f.path}:${f.error.line}: not valid YAML: ${f.error.message}`) },
+        ),
+      );
+    }
+  }
+  for (const [, list] of [...parsed.byKey].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const first = list[0]!;
+    objects.push(toDraftObject(first));
+    for (const dup of list.slice(1)) {
+      problems.push(
+        plan(refOf(dup), 'error', {
+          error: localProblem(
+            `${dup.key} is defined twice (${first.file}:${first.line} and ${dup.file}:${dup.line}); the first is applied`,
+            'metadata.name',
+          ),
+        }),
+      );
+    }
+  }
+  return { objects, problems };
+}
+
+function refOf(o: ManifestObject): ObjectRef {
+  const apiVersion = typeof o.value.apiVersion === 'string' ? o.value.apiVersion : '';
+  return {
+    key: o.key,
+    apiVersion,
+    kind: o.kind,
+    namespace: o.namespace,
+    name: o.name,
+    file: o.file,
+    line: o.line,
+  };
+}
+
+/** The body an apply sends: no status and no server bookkeeping (SSA refuses resourceVersion mismatches and managedFields). */
+function toDraftObject(o: ManifestObject): DraftObject {
+  const body = structuredClone(o.value);
+  delete body.status;
+  const meta = { ...(body.metadata as Record<string, unknown>) };
+  for (const k of [
+    'resourceVersion',
+    'uid',
+    'generation',
+    'creationTimestamp',
+    'managedFields',
+    'selfLink',
+  ]) {
+    delete meta[k];
+  }
+  meta.namespace = o.namespace;
+  body.metadata = meta;
+  return { ref: refOf(o), body };
+}
+
+function plan(ref: ObjectRef, action: PlanAction, extra: Partial<ObjectPlan> = {}): ObjectPlan {
+  return { ref, action, live: null, result: null, diff: [], conflicts: [], warnings: [], ...extra };
+}
+
+function localProblem(message: string, field?: string): ApiProblem {
+  return { status: 0, reason: 'Invalid', message, causes: [field ? { field, message } : { message }] };
+}
+
+/** `.spec.a` and `spec.a` both read `spec.a`; the API server writes both forms. */
+const cleanField = (f: string) => f.replace(/^\./, '');
+
+/** Status reasons by HTTP status, for answers whose Status has none (the apiserver omits it on some 500s). */
+const REASONS: Record<number, string> = {
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  409: 'Conflict',
+  422: 'Invalid',
+  500: 'InternalError',
+};
+
+/** The API server's Status as a problem: message, reason and causes (with field paths). */
+export function problemOf(res: ClusterResponse): ApiProblem {
+  const body = res.body;
+  const message = typeof body.message === 'string' ? body.message : `HTTP ${res.status}`;
+  const details = (body.details ?? {}) as {
+    causes?: { field?: string; reason?: string; message?: string }[];
+  };
+  const causes: ApiCause[] = (details.causes ?? []).map((c) => {
+    const cause: ApiCause = { message: c.message ?? '' };
+    if (c.field) cause.field = cleanField(c.field);
+    if (c.reason) cause.reason = c.reason;
+    return cause;
+  });
+  for (const m of message.matchAll(/unknown field "([^"]+)"/g)) {
+    if (!causes.some((c) => c.field === m[1]))
+      causes.push({ field: m[1]!, message: `unknown field "${m[1]}"` });
+  }
+  if (causes.length === 0) {
+    // Strict decoding and typed-patch errors carry the path only in the message: `...: .spec.foo: field not declared in schema`.
+    for (const m of message.matchAll(/(?:^|: |, )(\.[A-Za-z0-9_.[\]"=-]+): ([^,]+)/g)) {
+      causes.push({ field: cleanField(m[1]!), message: m[2]!.trim() });
+    }
+  }
+  const reason =
+    typeof body.reason === 'string' && body.reason
+      ? body.reason
+      : (REASONS[res.status] ?? (res.status === 0 ? 'NoAnswer' : `HTTP${res.status}`));
+  return { status: res.status, reason, message, causes };
+}
+
+/** The conflicts of a 409 apply answer: the other manager's name and the field, per cause. */
+export function conflictsOf(res: ClusterResponse): FieldConflict[] {
+  return problemOf(res)
+    .causes.filter((c) => c.reason === 'FieldManagerConflict' || /conflict with "/.test(c.message))
+    .map((c) => ({
+      manager: /conflict with "([^"]*)"/.exec(c.message)?.[1] ?? '',
+      field: c.field ?? '',
+      message: c.message,
+    }));
+}
+
+const isApplyConflict = (res: ClusterResponse) => res.status === 409 && conflictsOf(res).length > 0;
+
+const managedByMeshdeck = (o: Record<string, unknown>) =>
+  (
+    ((o.metadata as Record<string, unknown> | undefined)?.managedFields ?? []) as {
+      manager?: string;
+      operation?: string;
+    }[]
+  ).some((m) => m.manager === FIELD_MANAGER && m.operation === 'Apply');
+
+/** The console's apply of a draft to one cluster as one user. */
+export class ClusterApply {
+  constructor(
+    private readonly client: ClusterClient,
+    private readonly user: ActingUser,
+  ) {}
+
+  /** Server-side dry-run of every draft object (and of pruning, when asked); nothing is written. */
+  async dryRun(files: FileMap, options: ApplyOptions = {}): Promise<DryRunResult> {
+    const { objects, problems } = draftObjects(files);
+    const kinds = new Set(options.kinds ?? DEFAULT_APPLY_KINDS);
+    const plans: ObjectPlan[] = [...problems];
+    const sendable: DraftObject[] = [];
+    for (const o of objects) {
+      if (!kinds.has(o.ref.kind) || !collectionPath(o.ref.kind, o.ref.namespace)) {
+        plans.push(
+          plan(o.ref, 'skipped', {
+            note: `${o.ref.kind} objects are not applied to the cluster from the console`,
+          }),
+        );
+      } else sendable.push(o);
+    }
+    plans.push(...(await Promise.all(sendable.map((o) => this.dryRunOne(o, options.force ?? false)))));
+    plans.push(...(await this.orphans(sendable, options.prune ?? false)));
+    const ok = plans.every((p) => p.action !== 'error' && p.action !== 'conflict');
+    return { ok, user: this.user, objects: plans };
+  }
+
+  /**
+   * Dry-runs first and writes nothing unless every object passes; then the real apply of each object,
+   * and the deletes when `prune` is set. Conflicts are taken over only with `force`.
+   */
+  async apply(files: FileMap, options: ApplyOptions = {}): Promise<ApplyResult> {
+    const gate = await this.dryRun(files, options);
+    if (!gate.ok) {
+      return {
+        applied: false,
+        ok: false,
+        user: this.user,
+        objects: gate.objects.map((p) => ({ ...p, done: false })),
+      };
+    }
+    const { objects } = draftObjects(files);
+    const bodies = new Map(objects.map((o) => [o.ref.key, o]));
+    const outcomes = await Promise.all(
+      gate.objects.map(async (p): Promise<ObjectOutcome> => {
+        if (p.action === 'delete') {
+          const res = await this.send('DELETE', objectPath(p.ref), {
+            body: { propagationPolicy: 'Background' },
+          });
+          return res.status === 200 || res.status === 202 || res.status === 404
+            ? { ...p, done: true, warnings: res.warnings }
+            : { ...p, action: 'error', error: problemOf(res), done: false };
+        }
+        const o = bodies.get(p.ref.key);
+        if (!o || !['create', 'update', 'unchanged'].includes(p.action)) return { ...p, done: false };
+        const res = await this.applyOne(o, options.force ?? false, false);
+        if (res.status === 200 || res.status === 201) {
+          return {
+            ...p,
+            result: res.body,
+            diff: objectDiff(p.live, res.body),
+            warnings: res.warnings,
+            done: true,
+          };
+        }
+        // Changed between the dry-run and now (another writer): reported like the dry-run would.
+        return isApplyConflict(res)
+          ? { ...p, action: 'conflict', conflicts: conflictsOf(res), done: false }
+          : { ...p, action: 'error', error: problemOf(res), done: false };
+      }),
+    );
+    return {
+      applied: outcomes.some((o) => o.done),
+      ok: outcomes.every((o) => o.done || o.action === 'skipped' || o.action === 'orphan'),
+      user: this.user,
+      objects: outcomes,
+    };
+  }
+
+  private send(
+    method: 'GET' | 'PATCH' | 'DELETE',
+    path: string,
+    extra: { query?: Record<string, string | undefined>; body?: unknown; contentType?: string } = {},
+  ): Promise<ClusterResponse> {
+    return this.client.request({ method, path, as: this.user, ...extra });
+  }
+
+  private applyOne(o: DraftObject, force: boolean, dryRun: boolean): Promise<ClusterResponse> {
+    return this.send('PATCH', objectPath(o.ref), {
+      query: {
+        fieldManager: FIELD_MANAGER,
+        fieldValidation: 'Strict',
+        force: force ? 'true' : undefined,
+        dryRun: dryRun ? 'All' : undefined,
+      },
+      // JSON is YAML: the apply patch type takes it as is.
+      body: o.body,
+      contentType: 'application/apply-patch+yaml',
+    });
+  }
+
+  private async dryRunOne(o: DraftObject, force: boolean): Promise<ObjectPlan> {
+    const got = await this.send('GET', objectPath(o.ref));
+    if (got.status !== 200 && got.status !== 404) return plan(o.ref, 'error', { error: problemOf(got) });
+    const live = got.status === 200 ? got.body : null;
+    const res = await this.applyOne(o, force, true);
+    if (isApplyConflict(res))
+      return plan(o.ref, 'conflict', { live, conflicts: conflictsOf(res), warnings: res.warnings });
+    if (res.status !== 200 && res.status !== 201) {
+      return plan(o.ref, 'error', { live, error: problemOf(res), warnings: res.warnings });
+    }
+    const diff = objectDiff(live, res.body);
+    const action: PlanAction = live === null ? 'create' : diff.length > 0 ? 'update' : 'unchanged';
+    return plan(o.ref, action, { live, result: res.body, diff, warnings: res.warnings });
+  }
+
+  /**
+   * Mesh objects Meshdeck applied (an Apply entry of its field manager) in the draft's namespaces that the
+   * draft no longer has: dry-run deletes when pruning, `orphan` otherwise. Only the mesh kinds are pruned.
+   */
+  private async orphans(sent: DraftObject[], prune: boolean): Promise<ObjectPlan[]> {
+    const keys = new Set(sent.map((o) => o.ref.key));
+    const namespaces = [...new Set(['default', ...sent.map((o) => o.ref.namespace)])].sort();
+    const out: ObjectPlan[] = [];
+    for (const ns of namespaces) {
+      for (const kind of MESH_CRD_KINDS) {
+        const list = await this.send('GET', collectionPath(kind, ns)!);
+        const collection: ObjectRef = {
+          key: `${kind}/${ns}/*`,
+          apiVersion: `${CRD_GROUP}/${CRD_VERSION}`,
+          kind,
+          namespace: ns,
+          name: '*',
+        };
+        if (list.status !== 200) {
+          // Without list rights pruning cannot be planned; that only matters when it was asked for.
+          if (prune) out.push(plan(collection, 'error', { error: problemOf(list) }));
+          continue;
+        }
+        for (const item of (list.body.items ?? []) as Record<string, unknown>[]) {
+          const meta = (item.metadata ?? {}) as { name?: string };
+          const ref: ObjectRef = { ...collection, key: `${kind}/${ns}/${meta.name}`, name: meta.name ?? '' };
+          if (keys.has(ref.key) || !managedByMeshdeck(item)) continue;
+          // A list omits apiVersion/kind on items; the diff should show the object as it reads.
+          const live = { apiVersion: ref.apiVersion, kind, ...item };
+          if (!prune) {
+            out.push(
+              plan(ref, 'orphan', {
+                live,
+                note: 'the draft no longer has it; applied with prune it is deleted',
+              }),
+            );
+            continue;
+          }
+          const res = await this.send('DELETE', objectPath(ref), { query: { dryRun: 'All' } });
+          out.push(
+            res.status === 200 || res.status === 202
+              ? plan(ref, 'delete', { live, diff: objectDiff(live, null), warnings: res.warnings })
+              : plan(ref, 'error', { live, error: problemOf(res) }),
+          );
+        }
+      }
+    }
+    return out;
+  }
+}

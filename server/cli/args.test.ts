@@ -69,6 +69,38 @@ describe('parseArgs', () => {
       { command: 'serve', dir: 'm', host: '127.0.0.1', port: 3000, xds: false, token: 'e2e-token' },
     ],
     [
+      [
+        'serve',
+        'm',
+        '--no-xds',
+        '--oidc-issuer',
+        'https://idp.example.com',
+        '--oidc-client-id=meshdeck',
+        '--oidc-client-secret-file',
+        '/run/secrets/oidc',
+        '--oidc-redirect-url',
+        'https://meshdeck.example.com/api/auth/oidc/callback',
+        '--oidc-allowed-groups',
+        'a,b',
+        '--oidc-only',
+      ],
+      {
+        command: 'serve',
+        dir: 'm',
+        host: '127.0.0.1',
+        port: 3000,
+        xds: false,
+        oidc: {
+          issuer: 'https://idp.example.com',
+          'client-id': 'meshdeck',
+          'client-secret-file': '/run/secrets/oidc',
+          'redirect-url': 'https://meshdeck.example.com/api/auth/oidc/callback',
+          'allowed-groups': 'a,b',
+          only: true,
+        },
+      },
+    ],
+    [
       ['probe', 'gw', '--token=e2e-token'],
       {
         command: 'probe',

@@ -24,6 +24,8 @@ export type CliCommand =
       xds: false | { host: string; port: number; insecure: boolean };
       /** The console token (--token); else $MESHDECK_CONSOLE_TOKEN or a random one. */
       token?: string;
+      /** The --oidc-* flags given (checked with the $MESHDECK_OIDC_* variables by server/console/oidc.ts). */
+      oidc?: OidcFlags;
     }
   | {
       command: 'xds';
@@ -121,6 +123,17 @@ Usage:
       --xds-insecure   plaintext ADS, proxies unauthenticated (grpc-js-xds clients cannot present
                        a client certificate, so they need this)
       --no-xds         no ADS server
+      Sign-in with OpenID Connect (production), besides or instead of the token ($MESHDECK_OIDC_<NAME>
+      for any --oidc-<name>, e.g. $MESHDECK_OIDC_ISSUER; the client secret from a file or
+      $MESHDECK_OIDC_CLIENT_SECRET, never from the command line):
+      --oidc-issuer URL               the OpenID Provider (https)
+      --oidc-client-id ID             the console's client at the provider
+      --oidc-client-secret-file PATH  a file holding its client secret
+      --oidc-redirect-url URL         https://<console>/api/auth/oidc/callback, as registered
+      --oidc-scopes "openid email profile groups"   --oidc-user-claim email   --oidc-groups-claim groups
+      --oidc-allowed-groups G1,G2     only members of these groups may sign in
+      --oidc-provider-name NAME       the name on the "Sign in with NAME" button
+      --oidc-only                     the console token opens no session (OIDC only)
 
   meshdeck xds serve DIR [--listen [HOST:]PORT] (--insecure | --tls-dir PATH)
       Serve the mesh in DIR over xDS (ADS, Envoy v3) to proxyless gRPC clients and Envoy: the
@@ -147,6 +160,21 @@ Usage:
 Exit status 2 means a usage error (bad command, flag or path); 3 an internal error.
 `;
 
+/** The --oidc-NAME flags of `serve` that take a value, by NAME. */
+const OIDC_FLAGS = [
+  'issuer',
+  'client-id',
+  'client-secret-file',
+  'redirect-url',
+  'scopes',
+  'user-claim',
+  'groups-claim',
+  'allowed-groups',
+  'provider-name',
+] as const;
+/** `serve`'s OIDC sign-in flags: values by name without the `oidc-` prefix; `only` for --oidc-only. */
+export type OidcFlags = { [K in (typeof OIDC_FLAGS)[number]]?: string } & { only?: true };
+
 /** Flags that may be given more than once. */
 const REPEATABLE = new Set(['label']);
 
@@ -155,7 +183,19 @@ const FLAGS = {
   check: { json: false },
   diff: { json: false },
   render: { format: true, proxy: true, live: false, 'local-mesh': false },
-  serve: { host: true, port: true, token: true, 'xds-listen': true, 'xds-insecure': false, 'no-xds': false },
+  serve: {
+    host: true,
+    port: true,
+    token: true,
+    'xds-listen': true,
+    'xds-insecure': false,
+    'no-xds': false,
+    ...(Object.fromEntries(OIDC_FLAGS.map((f) => [`oidc-${f}`, true])) as Record<
+      `oidc-${(typeof OIDC_FLAGS)[number]}`,
+      true
+    >),
+    'oidc-only': false,
+  },
   xds: { listen: true, insecure: false, 'tls-dir': true },
   probe: { payload: true, from: true, proxy: true, label: true, count: true, url: true, token: true },
 } as const satisfies Record<string, Record<string, boolean>>;
@@ -235,7 +275,18 @@ function parseServe(positionals: string[], flags: Map<string, string>): CliComma
       ? false
       : { ...parseListen(listen ?? DEFAULT_XDS_LISTEN, 'serve: --xds-listen'), insecure },
     ...tokenFlag('serve', flags),
+    ...oidcFlags(flags),
   };
+}
+
+function oidcFlags(flags: Map<string, string>): { oidc?: OidcFlags } {
+  const oidc: OidcFlags = {};
+  for (const f of OIDC_FLAGS) {
+    const v = flags.get(`oidc-${f}`);
+    if (v !== undefined) oidc[f] = v;
+  }
+  if (flags.has('oidc-only')) oidc.only = true;
+  return Object.keys(oidc).length > 0 ? { oidc } : {};
 }
 
 const DEFAULT_XDS_LISTEN = '127.0.0.1:18000';

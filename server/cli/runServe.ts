@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createOidcSignIn, oidcConfigFromFlags, type OidcSignIn } from '../console/oidc';
 import { resolveConsoleToken, serveConsole } from '../console/serveConsole';
 import { ControlPlane } from '../controlPlane/ControlPlane';
 import { localMeshStateDir } from '../controlPlane/localMeshPaths';
@@ -31,6 +32,14 @@ export async function runServe(cmd: Extract<CliCommand, { command: 'serve' }>, i
   } catch (e) {
     throw new CliError(`serve: ${(e as Error).message}`, ExitCode.usage);
   }
+  let oidc: OidcSignIn | undefined;
+  try {
+    const config = oidcConfigFromFlags(cmd.oidc ?? {});
+    // The provider itself is asked at the first sign-in: a provider down now does not stop the console.
+    if (config) oidc = await createOidcSignIn(config);
+  } catch (e) {
+    throw new CliError(`serve: OIDC sign-in: ${(e as Error).message}`, ExitCode.usage);
+  }
   const started = Date.now();
   let cp: ControlPlane;
   try {
@@ -50,6 +59,7 @@ export async function runServe(cmd: Extract<CliCommand, { command: 'serve' }>, i
     host: cmd.host,
     port: cmd.port,
     token,
+    ...(oidc ? { oidc } : {}),
     stateDir: localMeshStateDir(),
     examplesDir: path.join(REPO_ROOT, 'examples'),
   }).catch(async (e: Error) => {
@@ -100,6 +110,9 @@ export async function runServe(cmd: Extract<CliCommand, { command: 'serve' }>, i
   ];
   io.stdout(
     `Meshdeck console: ${served.url}\n` +
+      (oidc
+        ? `sign-in: OIDC at ${oidc.config.issuer}${oidc.config.tokenSignIn ? ', or the token in the URL above' : ' only (the token opens no session)'}\n`
+        : '') +
       `local mesh ${cmd.dir}: ${counts.join(', ')}, ${errors} errors, ready in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
   );
   for (const s of states) {

@@ -299,6 +299,59 @@ export async function createOidcSignIn(
   return new OidcSignIn(config, await readClientSecret(config, options.env), options);
 }
 
+/**
+ * The OIDC config `meshdeck serve` was given: each --oidc-NAME flag, else $MESHDECK_OIDC_NAME
+ * (upper case, `-` as `_`); undefined when neither names an issuer. Throws a message fit to print.
+ */
+export function oidcConfigFromFlags(
+  flags: Readonly<Record<string, string | true | undefined>>,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): OidcConfig | undefined {
+  const get = (name: string): string | undefined => {
+    const v = flags[name];
+    if (typeof v === 'string') return v;
+    const e = env[`MESHDECK_OIDC_${name.toUpperCase().replace(/-/g, '_')}`];
+    return e === '' ? undefined : e;
+  };
+  const issuer = get('issuer');
+  if (issuer === undefined) {
+    const stray = Object.keys(flags).find((k) => flags[k] !== undefined);
+    if (stray) throw new Error(`--oidc-${stray} needs --oidc-issuer (or $MESHDECK_OIDC_ISSUER)`);
+    return undefined;
+  }
+  const list = (v: string | undefined, sep: RegExp) =>
+    v === undefined ? undefined : v.split(sep).filter((x) => x !== '');
+  const only = flags.only === true || env.MESHDECK_OIDC_ONLY === '1' || env.MESHDECK_OIDC_ONLY === 'true';
+  const input: Record<string, unknown> = {
+    issuer,
+    clientId: get('client-id'),
+    clientSecretFile: get('client-secret-file'),
+    redirectUrl: get('redirect-url'),
+    scopes: list(get('scopes'), /[\s,]+/),
+    userClaim: get('user-claim'),
+    groupsClaim: get('groups-claim'),
+    allowedGroups: list(get('allowed-groups'), /,/),
+    providerName: get('provider-name'),
+    tokenSignIn: !only,
+  };
+  for (const k of Object.keys(input)) if (input[k] === undefined) delete input[k];
+  const parsed = OidcConfig.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const field = String(issue.path[0] ?? '');
+  const flag = field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+  const shown = field === 'clientSecretFile' ? '' : ` (${JSON.stringify(input[field])})`;
+  return fail(
+    input[field] === undefined
+      ? `--oidc-${flag} (or $MESHDECK_OIDC_${flag.toUpperCase().replace(/-/g, '_')}) is needed with --oidc-issuer`
+      : `--oidc-${flag}${shown}: ${issue.message}`,
+  );
+}
+
+function fail(message: string): never {
+  throw new Error(message);
+}
+
 const KEY = Symbol.for('meshdeck.oidcSignIn');
 type Holder = { [KEY]?: OidcSignIn };
 

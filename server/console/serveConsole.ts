@@ -16,6 +16,7 @@ import { GitOpsService } from '../gitops/GitOpsService';
 import { setConsoleContext } from './consoleContext';
 import { DraftRegistry } from './DraftRegistry';
 import { writeFileAtomic } from './meshDirFiles';
+import { setOidcSignIn, type OidcSignIn } from './oidc';
 
 /** The console token: `--token`, else $MESHDECK_CONSOLE_TOKEN, else a new random one; throws if a given one is unusable. */
 export function resolveConsoleToken(
@@ -51,6 +52,8 @@ export interface ServeConsoleOptions {
   /** The control plane's state directory (the draft and the runtime file go under `console/`). */
   stateDir: string;
   examplesDir: string;
+  /** Sign-in with an OpenID Provider besides (or, when its config says so, instead of) the token. */
+  oidc?: OidcSignIn;
   logger?: Pick<Console, 'warn'>;
 }
 
@@ -64,9 +67,15 @@ export interface ServedConsole {
 /** Installs the console's auth and draft for the route handlers of this process and writes the runtime file. */
 export async function serveConsole(o: ServeConsoleOptions): Promise<ServedConsole> {
   const wildcard = o.host === '0.0.0.0' || o.host === '::';
+  // Behind a reverse proxy the console is reached under its redirect URL's host name.
+  const oidcHost = o.oidc ? [new URL(o.oidc.config.redirectUrl).hostname.toLowerCase()] : [];
   setConsoleAuth(
-    new ConsoleAuth(o.token, { allowedHosts: wildcard ? ['*'] : [urlHost(o.host).toLowerCase()] }),
+    new ConsoleAuth(o.token, {
+      allowedHosts: wildcard ? ['*'] : [urlHost(o.host).toLowerCase(), ...oidcHost],
+      tokenSignIn: o.oidc?.config.tokenSignIn ?? true,
+    }),
   );
+  setOidcSignIn(o.oidc);
   const drafts = new DraftRegistry({
     meshDir: path.resolve(o.meshDir),
     stateDir: o.stateDir,
@@ -85,6 +94,7 @@ export async function serveConsole(o: ServeConsoleOptions): Promise<ServedConsol
     url,
     dispose: async () => {
       setConsoleAuth(undefined);
+      setOidcSignIn(undefined);
       setConsoleContext(undefined);
       await rm(file, { force: true });
     },

@@ -5,6 +5,7 @@ import { useState } from 'react';
 import type { ApplyState } from './ApplyPanel';
 import { DraftSwitcher } from './DraftSwitcher';
 import { GitOpsPanel } from './GitOpsPanel';
+import { SessionUser } from './SessionUser';
 import type { SessionState } from './useSession';
 import type { SaveStatus } from './useConsoleDraft';
 import type { LiveConnection } from './useLiveEvents';
@@ -166,6 +167,7 @@ export function Toolbar(p: ToolbarProps) {
             ? 'signing in…'
             : 'read-only'}
       </span>
+      <SessionUser session={p.session} />
       {p.session.status === 'signed-in' ? (
         <button
           type="button"

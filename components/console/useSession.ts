@@ -3,14 +3,31 @@
 import { useCallback, useEffect, useState } from 'react';
 import { apiFetch, errorMessage, setCsrfToken } from './api';
 
+/** An OpenID Provider the console can sign in with (GET /api/session says so when one is configured). */
+export interface OidcSignInLink {
+  provider: string;
+  loginUrl: string;
+}
+
 export type SessionState =
-  { status: 'checking' } | { status: 'signed-in' } | { status: 'read-only'; reason: string };
+  | { status: 'checking' }
+  | { status: 'signed-in'; user?: string; groups?: string[] }
+  | { status: 'read-only'; reason: string; oidc?: OidcSignInLink };
+
+interface SessionAnswer {
+  authenticated: boolean;
+  csrfToken?: string;
+  user?: string;
+  groups?: string[];
+  signIn?: { token: boolean; oidc?: OidcSignInLink };
+}
 
 /**
  * Opens the console session: a `?token=` in the address (the URL `meshdeck serve` prints) is traded
  * for a session cookie and a CSRF token, then removed from the address bar; otherwise an existing
- * session is looked up. Without one the console is read-only (edits stay in this tab). `signOut` ends
- * the session on the server (DELETE /api/session) and forgets the CSRF token.
+ * session is looked up (one an OIDC sign-in opened, too). Without one the console is read-only (edits
+ * stay in this tab) and offers the OIDC provider when there is one. `signOut` ends the session on the
+ * server (DELETE /api/session) and forgets the CSRF token.
  */
 export function useSession(): [SessionState, () => Promise<void>] {
   const [state, setState] = useState<SessionState>({ status: 'checking' });
@@ -31,21 +48,18 @@ export function useSession(): [SessionState, () => Promise<void>] {
             body: { token },
           });
           setCsrfToken(r.csrfToken);
-          return { status: 'signed-in' };
+          return { status: 'signed-in', user: 'local-admin', groups: [] };
         } catch (e) {
           return { status: 'read-only', reason: `sign-in failed: ${errorMessage(e)}` };
         }
       }
       try {
-        const r = await apiFetch<{ authenticated: boolean; csrfToken?: string }>('/api/session');
+        const r = await apiFetch<SessionAnswer>('/api/session');
         if (r.authenticated && r.csrfToken) {
           setCsrfToken(r.csrfToken);
-          return { status: 'signed-in' };
+          return { status: 'signed-in', ...(r.user ? { user: r.user, groups: r.groups ?? [] } : {}) };
         }
-        return {
-          status: 'read-only',
-          reason: 'not signed in: open the console URL `meshdeck serve` printed (it carries ?token=...)',
-        };
+        return notSignedIn(r.signIn?.oidc, 'not signed in');
       } catch (e) {
         return { status: 'read-only', reason: `no console session: ${errorMessage(e)}` };
       }
@@ -60,10 +74,18 @@ export function useSession(): [SessionState, () => Promise<void>] {
   const signOut = useCallback(async () => {
     await apiFetch('/api/session', { method: 'DELETE' });
     setCsrfToken(undefined);
-    setState({
-      status: 'read-only',
-      reason: 'signed out: open the console URL `meshdeck serve` printed (it carries ?token=...) to sign in',
-    });
+    const after = await apiFetch<SessionAnswer>('/api/session').catch(() => undefined);
+    setState(notSignedIn(after?.signIn?.oidc, 'signed out'));
   }, []);
   return [state, signOut];
+}
+
+function notSignedIn(oidc: OidcSignInLink | undefined, why: string): SessionState {
+  return {
+    status: 'read-only',
+    reason: oidc
+      ? `${why}: sign in with ${oidc.provider}`
+      : `${why}: open the console URL \`meshdeck serve\` printed (it carries ?token=...)`,
+    ...(oidc ? { oidc } : {}),
+  };
 }

@@ -3,14 +3,22 @@
 // users' Roles decide; diffs, the API server's own validation errors, field-manager conflicts and force,
 // pruning, and the access review that chooses between "Apply" and "Open PR".
 import { readFileSync } from 'node:fs';
+import { cp as copyDir, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, stringify as toYaml } from 'yaml';
+import { POST as postApply } from '@/app/api/cluster/apply/route';
+import { POST as postDryRun } from '@/app/api/cluster/dry-run/route';
 import { crdFileName, MESH_CRD_KINDS } from '@/lib/kube/crds';
+import { ConsoleAuth, CSRF_HEADER, SESSION_COOKIE, setConsoleAuth } from '@/server/console/consoleAuth';
+import { setConsoleContext } from '@/server/console/consoleContext';
+import { DraftRegistry } from '@/server/console/DraftRegistry';
 import { canApply } from './accessReview';
 import { ClusterApply, type ObjectPlan } from './clusterApply';
 import { ClusterClient } from './clusterClient';
+import { setClusterContext } from './clusterContext';
 import { type KubeApiServer, kubeRequest, startKubeApiServer } from './testing/kubeApiServer';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -292,5 +300,84 @@ describe('apply from the console on a real kube-apiserver', () => {
       done: true,
     });
     expect((await asAdmin('GET', `${MESH}/virtualservices/gateway-vsvc`)).status).toBe(404);
+  });
+});
+
+describe('POST /api/cluster/dry-run and /api/cluster/apply (the route handlers, real sessions)', () => {
+  let tmp: string;
+  const auth = new ConsoleAuth('cluster-route-test-token');
+  beforeAll(async () => {
+    tmp = await mkdtemp(path.join(os.tmpdir(), 'md-cluster-routes-'));
+    const meshDir = path.join(tmp, 'mesh');
+    await copyDir(EXAMPLE, meshDir, { recursive: true });
+    const drafts = new DraftRegistry({
+      meshDir,
+      stateDir: path.join(tmp, 'state'),
+      logger: { warn: () => {} },
+    });
+    setConsoleAuth(auth);
+    setConsoleContext({ drafts, examplesDir: path.join(ROOT, 'examples') });
+    setClusterContext({ client });
+  });
+  afterAll(async () => {
+    setConsoleAuth(undefined);
+    setConsoleContext(undefined);
+    setClusterContext(undefined);
+    await rm(tmp, { recursive: true, force: true });
+  });
+
+  const post = (
+    handler: (r: Request) => Promise<Response>,
+    route: string,
+    body: unknown,
+    who = WRITER,
+    csrf = true,
+  ) => {
+    const session = auth.open({ ...who, method: 'oidc' });
+    return handler(
+      new Request(`http://127.0.0.1:3100${route}`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          cookie: `${SESSION_COOKIE}=${session.id}`,
+          ...(csrf ? { [CSRF_HEADER]: session.csrfToken } : {}),
+        },
+        body: JSON.stringify(body),
+      }),
+    );
+  };
+
+  it("the dry-run acts as the session's user and says whether it may apply; the apply takes the reviewed revision", async () => {
+    const writer = await post(postDryRun, '/api/cluster/dry-run', {});
+    expect(writer.status).toBe(200);
+    const plan = (await writer.json()) as Obj;
+    expect(plan.user).toEqual(WRITER);
+    expect(plan.access).toMatchObject({ allowed: true, user: WRITER.user, denied: [] });
+    // The earlier prune removed gateway-vsvc; the mesh directory's draft still has it.
+    expect(byKey(plan.objects)['VirtualService/default/gateway-vsvc']!.action).toBe('create');
+
+    const reader = (await (await post(postDryRun, '/api/cluster/dry-run', {}, READER)).json()) as Obj;
+    expect(reader.ok).toBe(false);
+    expect(reader.access.allowed).toBe(false);
+    expect(reader.access.denied).toContain('create virtualservices.msm.l7mp.io in default');
+
+    expect((await post(postDryRun, '/api/cluster/dry-run', {}, WRITER, false)).status).toBe(403);
+    const stale = await post(postApply, '/api/cluster/apply', { revision: plan.revision + 1 });
+    expect(stale.status).toBe(409);
+    const refused = await post(postApply, '/api/cluster/apply', { revision: plan.revision }, READER);
+    expect(refused.status).toBe(422);
+    expect((await asAdmin('GET', `${MESH}/virtualservices/gateway-vsvc`)).status).toBe(404);
+
+    const applied = await post(postApply, '/api/cluster/apply', { revision: plan.revision });
+    const result = (await applied.json()) as Obj;
+    expect(applied.status, JSON.stringify(result)).toBe(200);
+    expect(result).toMatchObject({ applied: true, ok: true });
+    expect((await asAdmin('GET', `${MESH}/virtualservices/gateway-vsvc`)).status).toBe(200);
+
+    setClusterContext(undefined);
+    const none = await post(postDryRun, '/api/cluster/dry-run', {});
+    expect(none.status).toBe(503);
+    expect(((await none.json()) as Obj).error).toMatch(/--kubeconfig/);
+    setClusterContext({ client });
   });
 });

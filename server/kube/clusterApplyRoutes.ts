@@ -1,0 +1,134 @@
+/**
+ * The handlers behind POST /api/cluster/dry-run and POST /api/cluster/apply: session and CSRF as every
+ * console mutation, the draft named by `?draft=`, the cluster from clusterContext, and the acting user
+ * from the session's identity (Kubernetes RBAC decides what it may do).
+ */
+import { z } from 'zod';
+import { type DraftStore, zodFieldErrors } from '@/server/console/DraftStore';
+import { requireSession } from '@/server/console/consoleAuth';
+import { getConsoleContext } from '@/server/console/consoleContext';
+import { draftOf, jsonResponse, notServing, readJsonBody } from '@/server/console/routeUtil';
+import { APPLY_VERBS, canApply } from './accessReview';
+import { ClusterApply } from './clusterApply';
+import type { ActingUser } from './clusterClient';
+import { getClusterContext } from './clusterContext';
+
+export const DryRunBody = z.strictObject({
+  /** Dry-run taking over other managers' fields (what Apply with force would do). */
+  force: z.boolean().optional(),
+  /** Include the deletes of objects the draft removed. */
+  prune: z.boolean().optional(),
+});
+
+export const ClusterApplyBody = DryRunBody.extend({
+  /** The draft revision the user reviewed: a newer one is refused (409), as POST /api/apply does. */
+  revision: z.number().int().nonnegative(),
+});
+
+type Prepared =
+  | { ok: false; response: Response }
+  | {
+      ok: true;
+      apply: ClusterApply;
+      client: NonNullable<ReturnType<typeof getClusterContext>>['client'];
+      user: ActingUser;
+      files: Record<string, string>;
+      revision: number;
+      body: z.infer<typeof ClusterApplyBody> | z.infer<typeof DryRunBody>;
+      store: DraftStore;
+    };
+
+async function prepare(req: Request, schema: typeof DryRunBody | typeof ClusterApplyBody): Promise<Prepared> {
+  const guard = requireSession(req);
+  if (!guard.ok) return guard;
+  const ctx = getConsoleContext();
+  if (!ctx) return { ok: false, response: notServing('the console is not running in this process') };
+  const cluster = getClusterContext();
+  if (!cluster) {
+    return {
+      ok: false,
+      response: notServing(
+        'no cluster is configured: start the console with `meshdeck serve --kubeconfig PATH`',
+      ),
+    };
+  }
+  const d = await draftOf(req, ctx).catch((e: Error) => ({
+    ok: false as const,
+    response: jsonResponse({ error: `cannot read the draft: ${e.message}` }, 500),
+  }));
+  if (!d.ok) return d;
+  const raw = await readJsonBody(req, 4096);
+  if (!raw.ok) return raw;
+  const parsed = schema.safeParse(raw.value);
+  if (!parsed.success) {
+    return {
+      ok: false,
+      response: jsonResponse({ error: 'invalid request', fields: zodFieldErrors(parsed.error) }, 400),
+    };
+  }
+  const state = await d.store.get();
+  const { identity } = guard.session;
+  const user: ActingUser = { user: identity.user, groups: [...identity.groups] };
+  return {
+    ok: true,
+    apply: new ClusterApply(cluster.client, user),
+    client: cluster.client,
+    user,
+    files: state.draft.files,
+    revision: state.revision,
+    body: parsed.data,
+    store: d.store,
+  };
+}
+
+/**
+ * POST /api/cluster/dry-run?draft=<id> `{force?, prune?}`: `{ok, user, revision, objects, access}` where
+ * `access.allowed` chooses between "Apply" and "Open PR". Always 200 once the request is valid: what the
+ * API server refused is in `objects`.
+ */
+export async function postClusterDryRun(req: Request): Promise<Response> {
+  const p = await prepare(req, DryRunBody);
+  if (!p.ok) return p.response;
+  const result = await p.apply.dryRun(p.files, p.body);
+  const targets = result.objects.filter((o) => o.action !== 'skipped' && o.ref.kind !== '').map((o) => o.ref);
+  const verbs = p.body.prune ? [...APPLY_VERBS, 'delete'] : APPLY_VERBS;
+  const access = await canApply(p.client, p.user, targets, verbs);
+  return jsonResponse({ ...result, revision: p.revision, access });
+}
+
+/**
+ * POST /api/cluster/apply?draft=<id> `{revision, force?, prune?}`: dry-run gate, then the apply. 200 when
+ * every object was applied, 409 for a stale revision or field conflicts (nothing applied), 422 when the API
+ * server refused an object (nothing applied), 502 when some writes failed after the gate passed.
+ */
+export async function postClusterApply(req: Request): Promise<Response> {
+  const p = await prepare(req, ClusterApplyBody);
+  if (!p.ok) return p.response;
+  const body = p.body as z.infer<typeof ClusterApplyBody>;
+  if (body.revision !== p.revision) {
+    return jsonResponse(
+      {
+        error: `the draft is at revision ${p.revision}, not ${body.revision}: review the dry-run again, then apply`,
+        revision: p.revision,
+      },
+      409,
+    );
+  }
+  // One apply of a draft at a time (shared with POST /api/apply): two would race on the same objects.
+  const release = p.store.tryBeginApply();
+  if (!release) return jsonResponse({ error: 'another apply is running; wait for it to finish' }, 409);
+  let result;
+  try {
+    result = await p.apply.apply(p.files, body);
+  } finally {
+    release();
+  }
+  const status = result.ok
+    ? 200
+    : result.applied
+      ? 502
+      : result.objects.some((o) => o.action === 'conflict')
+        ? 409
+        : 422;
+  return jsonResponse({ ...result, revision: p.revision }, status);
+}

@@ -1,0 +1,26 @@
+/**
+ * The cluster the console applies to (issue 7 §4): Meshdeck's own kubeconfig, set by
+ * `meshdeck serve --kubeconfig PATH`. Route handlers are bundled apart from the server that sets it, so
+ * they meet on globalThis, as with the console context.
+ */
+import type { ClusterClient } from './clusterClient';
+
+export interface ClusterContext {
+  /** Requests as Meshdeck's identity; each carries the console user's impersonation headers. */
+  client: ClusterClient;
+  /** Where the kubeconfig came from, for messages. */
+  kubeconfigPath?: string;
+}
+
+const KEY = Symbol.for('meshdeck.cluster');
+type Holder = { [KEY]?: ClusterContext };
+
+/** The cluster connection of this process, if one is configured. */
+export function getClusterContext(): ClusterContext | undefined {
+  return (globalThis as Holder)[KEY];
+}
+
+/** Installs (or removes) the cluster connection of this process. */
+export function setClusterContext(ctx: ClusterContext | undefined): void {
+  (globalThis as Holder)[KEY] = ctx;
+}

@@ -162,6 +162,7 @@ export class KubeController extends EventEmitter<KubeControllerEvents> {
     // Not active: stop managing proxies and leave their config alone for the replica that is.
     this.reconciler.setDesired(active ? this.desired : {});
     if (active) this.scheduleStatus();
+    else clearTimeout(this.statusTimer);
   }
 
   get isActive(): boolean {
@@ -191,9 +192,14 @@ export class KubeController extends EventEmitter<KubeControllerEvents> {
     return this.source.states();
   }
 
-  /** Resolves when no l7mp push is pending or running. */
-  whenIdle(): Promise<void> {
-    return this.reconciler.whenIdle();
+  /** Resolves when no l7mp push is pending or running (and, when not active, no status write either). */
+  async whenIdle(): Promise<void> {
+    // Not active: a status pass still running must end before a successor writes, so wait for it too
+    // (the queued pass returns at once, and patchStatus skips writes once inactive).
+    await Promise.all([
+      this.reconciler.whenIdle(),
+      this.active ? undefined : this.statusPass().catch(() => undefined),
+    ]);
   }
 
   /** Stops the informers, the reconciler and status writes. */
@@ -360,7 +366,7 @@ export class KubeController extends EventEmitter<KubeControllerEvents> {
     conditions: MeshCondition[],
     raw: RawMeshObject,
   ): Promise<boolean> {
-    if (this.stopped) return true;
+    if (this.stopped || !this.active) return true;
     const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
     const body = { status: { conditions: withTransitionTimes(conditions, raw.status, now) } };
     try {

@@ -1,0 +1,135 @@
+/**
+ * One Meshdeck replica in Kubernetes mode: a KubeController (informers -> engine -> xDS, always) whose
+ * pushes to l7mp proxies and status writes are switched on only while this replica holds the
+ * `meshdeck-controller` Lease (LeaderElector). Every replica computes and serves xDS; one pushes.
+ *
+ * Handover: when leadership ends (lost, or stop()), the controller is made inactive and the leading work
+ * ends only once its pushes and status writes in flight have settled, so a graceful stop releases the lease
+ * after them and the successor never races the old leader's last writes.
+ */
+import os from 'node:os';
+import type * as k8s from '@kubernetes/client-node';
+import type { MeshXdsPublisher } from '../xds/meshXds';
+import { type KubeControllerOptions, KubeController } from './KubeController';
+import type { InformerState } from './kubeSource';
+import { type LeaderElectionLogger, type LeaderElectionStatus, LeaderElector } from './leaderElection';
+
+export const LEASE_NAME = 'meshdeck-controller';
+
+export interface KubeControlPlaneOptions {
+  kubeConfig: k8s.KubeConfig;
+  /** Watch one namespace only (default: all). */
+  namespace?: string;
+  /** The Lease's namespace: this, else $POD_NAMESPACE, else `namespace`, else `default`. */
+  leaseNamespace?: string;
+  /** This replica's identity: this, else $POD_NAME, else `<hostname>-<pid>`. */
+  identity?: string;
+  xds?: MeshXdsPublisher;
+  leaseDurationSeconds?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+  /** Passed through to the controller (reconciler, source, statusCoalesceMs...). */
+  controller?: Pick<KubeControllerOptions, 'reconciler' | 'source' | 'statusCoalesceMs' | 'fieldManager'>;
+  logger?: LeaderElectionLogger;
+  /** Environment to read POD_NAME / POD_NAMESPACE from (default process.env). */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Who leads and how the informers are doing, for health checks and the console. */
+export interface KubeControlPlaneHealth {
+  identity: string;
+  leading: boolean;
+  /** The holder the lease names ('' = none or not read yet). */
+  leader: string;
+  election: LeaderElectionStatus;
+  informers: InformerState[];
+  /** Every informer listed at least once and is watching now. */
+  informersHealthy: boolean;
+}
+
+/** A KubeController driven by a LeaderElector (see the module comment). */
+export class KubeControlPlane {
+  readonly controller: KubeController;
+  readonly elector: LeaderElector;
+  readonly identity: string;
+  readonly leaseNamespace: string;
+  private stopped: Promise<void> | undefined;
+
+  private constructor(options: KubeControlPlaneOptions) {
+    const env = options.env ?? process.env;
+    const logger = options.logger ?? console;
+    this.identity = options.identity || env.POD_NAME || `${os.hostname()}-${process.pid}`;
+    this.leaseNamespace = options.leaseNamespace || env.POD_NAMESPACE || options.namespace || 'default';
+    this.controller = KubeController.start({
+      kubeConfig: options.kubeConfig,
+      ...(options.namespace ? { namespace: options.namespace } : {}),
+      ...(options.xds ? { xds: options.xds } : {}),
+      ...options.controller,
+      active: false,
+      logger,
+    });
+    const controller = this.controller;
+    this.elector = new LeaderElector({
+      kubeConfig: options.kubeConfig,
+      namespace: this.leaseNamespace,
+      name: LEASE_NAME,
+      identity: this.identity,
+      ...(options.leaseDurationSeconds !== undefined
+        ? { leaseDurationSeconds: options.leaseDurationSeconds }
+        : {}),
+      ...(options.renewDeadlineMs !== undefined ? { renewDeadlineMs: options.renewDeadlineMs } : {}),
+      ...(options.retryPeriodMs !== undefined ? { retryPeriodMs: options.retryPeriodMs } : {}),
+      logger,
+      callbacks: {
+        onStartedLeading: (signal) => {
+          logger.info(`meshdeck kube: ${this.identity} leads: pushing to proxies and writing status`);
+          controller.setActive(true);
+          return new Promise<void>((resolve) =>
+            signal.addEventListener(
+              'abort',
+              () => {
+                controller.setActive(false);
+                void controller.whenIdle().then(resolve, resolve);
+              },
+              { once: true },
+            ),
+          );
+        },
+        onNewLeader: (id) => logger.info(`meshdeck kube: the leader is ${id}`),
+      },
+    });
+  }
+
+  /** Starts the informers and the election. */
+  static start(options: KubeControlPlaneOptions): KubeControlPlane {
+    const cp = new KubeControlPlane(options);
+    cp.elector.start();
+    return cp;
+  }
+
+  /** Who leads and the informers' health. */
+  health(): KubeControlPlaneHealth {
+    const election = this.elector.status();
+    const informers = this.controller.informerStates();
+    return {
+      identity: this.identity,
+      leading: election.leading,
+      leader: election.leader,
+      election,
+      informers,
+      informersHealthy: informers.length > 0 && informers.every((s) => s.synced && s.running),
+    };
+  }
+
+  /**
+   * Stops: leaves the election (after the pushes and status writes in flight settled, releasing the lease
+   * unless `release: false`, which behaves like a crashed replica), then stops the controller.
+   */
+  stop(options: { release?: boolean } = {}): Promise<void> {
+    this.stopped ??= (async () => {
+      await this.elector.stop(options);
+      await this.controller.stop();
+    })();
+    return this.stopped;
+  }
+}

@@ -276,6 +276,23 @@ const managedByMeshdeck = (o: Record<string, unknown>) =>
     }[]
   ).some((m) => m.manager === FIELD_MANAGER && m.operation === 'Apply');
 
+/** Requests in flight per dry-run or apply: a large draft should not open hundreds of connections at once. */
+const CONCURRENCY = 8;
+
+/** `items.map(fn)` with at most CONCURRENCY calls running, results in input order. */
+async function mapLimit<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, items.length) }, worker));
+  return out;
+}
+
 /** The console's apply of a draft to one cluster as one user. */
 export class ClusterApply {
   constructor(
@@ -298,7 +315,7 @@ export class ClusterApply {
         );
       } else sendable.push(o);
     }
-    plans.push(...(await Promise.all(sendable.map((o) => this.dryRunOne(o, options.force ?? false)))));
+    plans.push(...(await mapLimit(sendable, (o) => this.dryRunOne(o, options.force ?? false))));
     plans.push(...(await this.orphans(sendable, options.prune ?? false)));
     const ok = plans.every((p) => p.action !== 'error' && p.action !== 'conflict');
     return { ok, user: this.user, objects: plans };
@@ -320,34 +337,32 @@ export class ClusterApply {
     }
     const { objects } = draftObjects(files);
     const bodies = new Map(objects.map((o) => [o.ref.key, o]));
-    const outcomes = await Promise.all(
-      gate.objects.map(async (p): Promise<ObjectOutcome> => {
-        if (p.action === 'delete') {
-          const res = await this.send('DELETE', objectPath(p.ref), {
-            body: { propagationPolicy: 'Background' },
-          });
-          return res.status === 200 || res.status === 202 || res.status === 404
-            ? { ...p, done: true, warnings: res.warnings }
-            : { ...p, action: 'error', error: problemOf(res), done: false };
-        }
-        const o = bodies.get(p.ref.key);
-        if (!o || !['create', 'update', 'unchanged'].includes(p.action)) return { ...p, done: false };
-        const res = await this.applyOne(o, options.force ?? false, false);
-        if (res.status === 200 || res.status === 201) {
-          return {
-            ...p,
-            result: res.body,
-            diff: objectDiff(p.live, res.body),
-            warnings: res.warnings,
-            done: true,
-          };
-        }
-        // Changed between the dry-run and now (another writer): reported like the dry-run would.
-        return isApplyConflict(res)
-          ? { ...p, action: 'conflict', conflicts: conflictsOf(res), done: false }
+    const outcomes = await mapLimit(gate.objects, async (p): Promise<ObjectOutcome> => {
+      if (p.action === 'delete') {
+        const res = await this.send('DELETE', objectPath(p.ref), {
+          body: { propagationPolicy: 'Background' },
+        });
+        return res.status === 200 || res.status === 202 || res.status === 404
+          ? { ...p, done: true, warnings: res.warnings }
           : { ...p, action: 'error', error: problemOf(res), done: false };
-      }),
-    );
+      }
+      const o = bodies.get(p.ref.key);
+      if (!o || !['create', 'update', 'unchanged'].includes(p.action)) return { ...p, done: false };
+      const res = await this.applyOne(o, options.force ?? false, false);
+      if (res.status === 200 || res.status === 201) {
+        return {
+          ...p,
+          result: res.body,
+          diff: objectDiff(p.live, res.body),
+          warnings: res.warnings,
+          done: true,
+        };
+      }
+      // Changed between the dry-run and now (another writer): reported like the dry-run would.
+      return isApplyConflict(res)
+        ? { ...p, action: 'conflict', conflicts: conflictsOf(res), done: false }
+        : { ...p, action: 'error', error: problemOf(res), done: false };
+    });
     return {
       applied: outcomes.some((o) => o.done),
       ok: outcomes.every((o) => o.done || o.action === 'skipped' || o.action === 'orphan'),

@@ -26,6 +26,7 @@ const EXAMPLE = path.join(ROOT, 'examples/seed-example-1');
 const MESH = '/apis/msm.l7mp.io/v1/namespaces/default';
 const WRITER = { user: 'alice@example.com', groups: ['mesh-writers'] };
 const READER = { user: 'bob@example.com', groups: ['mesh-readers'] };
+const PRUNER = { user: 'alice@example.com', groups: ['mesh-writers', 'mesh-pruners'] };
 
 type Obj = Record<string, any>;
 let kube: KubeApiServer;
@@ -87,7 +88,9 @@ beforeAll(async () => {
       subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: group }],
     });
   };
-  await roleFor('mesh-writer', 'mesh-writers', ['get', 'list', 'watch', 'patch', 'create', 'delete']);
+  // Server-side apply needs exactly patch and create; pruning also list and delete.
+  await roleFor('mesh-writer', 'mesh-writers', ['patch', 'create']);
+  await roleFor('mesh-pruner', 'mesh-pruners', ['list', 'delete']);
   await roleFor('mesh-reader', 'mesh-readers', ['get', 'list', 'watch']);
   const kc = new KubeConfig();
   kc.loadFromFile(meshdeck.kubeconfigPath);
@@ -132,6 +135,13 @@ describe('apply from the console on a real kube-apiserver', () => {
       ['meshdeck', 'Apply'],
     ]);
 
+    // alice may patch and create but not get: the live object comes from a dry-run apply of its bare identity.
+    const get = await client.request({
+      method: 'GET',
+      path: `${MESH}/virtualservices/transcoder-vsvc`,
+      as: WRITER,
+    });
+    expect(get.status).toBe(403);
     const again = await writer.dryRun(files());
     for (const o of again.objects.filter((x) => x.action !== 'skipped')) {
       expect([o.ref.key, o.action, o.diff]).toEqual([o.ref.key, 'unchanged', []]);
@@ -280,7 +290,8 @@ describe('apply from the console on a real kube-apiserver', () => {
     );
     expect(withoutGateway).toContain('transcoder-vsvc');
     expect(withoutGateway).not.toContain('gateway-vsvc');
-    const writer = new ClusterApply(client, WRITER);
+    // alice as a member of mesh-pruners too: listing what Meshdeck applied and deleting it need list and delete.
+    const writer = new ClusterApply(client, PRUNER);
     const kept = await writer.apply(files(withoutGateway));
     expect(kept.ok).toBe(true);
     expect(byKey(kept.objects)['VirtualService/default/gateway-vsvc']!.action).toBe('orphan');

@@ -14,6 +14,9 @@ import { type FieldChange, objectDiff } from './clusterApplyDiff';
 /** The field manager of every apply the console makes (and the mark of objects it may prune). */
 export const FIELD_MANAGER = 'meshdeck';
 
+/** The manager of the read-only probe in ClusterApply.readLive (dry-run only: it never owns anything). */
+const READ_MANAGER = 'meshdeck-read';
+
 /** The kinds applied by default. Pods in a draft describe the local mesh's simulated cluster, not real ones. */
 export const DEFAULT_APPLY_KINDS: readonly string[] = [...MESH_CRD_KINDS, 'Service'];
 
@@ -393,10 +396,37 @@ export class ClusterApply {
     });
   }
 
-  private async dryRunOne(o: DraftObject, force: boolean): Promise<ObjectPlan> {
+  /**
+   * The live object as the user sees it. A user may hold patch and create without get (SSA needs only
+   * those): then a dry-run apply of the bare identity under a manager that owns nothing changes nothing
+   * and answers the stored object (200), or would create it (anything else: there is none). Still the
+   * user's own request, so RBAC decides, and still nothing is written.
+   */
+  private async readLive(
+    o: DraftObject,
+  ): Promise<{ live: Record<string, unknown> | null } | { error: ApiProblem }> {
     const got = await this.send('GET', objectPath(o.ref));
-    if (got.status !== 200 && got.status !== 404) return plan(o.ref, 'error', { error: problemOf(got) });
-    const live = got.status === 200 ? got.body : null;
+    if (got.status === 200) return { live: got.body };
+    if (got.status === 404) return { live: null };
+    if (got.status !== 403) return { error: problemOf(got) };
+    const meta = o.body.metadata as Record<string, unknown>;
+    const res = await this.send('PATCH', objectPath(o.ref), {
+      query: { fieldManager: READ_MANAGER, dryRun: 'All' },
+      body: {
+        apiVersion: o.body.apiVersion,
+        kind: o.body.kind,
+        metadata: { name: meta.name, namespace: meta.namespace },
+      },
+      contentType: 'application/apply-patch+yaml',
+    });
+    // 403 again: the user may not patch either; the real dry-run below reports that with the verb it needs.
+    return { live: res.status === 200 ? res.body : null };
+  }
+
+  private async dryRunOne(o: DraftObject, force: boolean): Promise<ObjectPlan> {
+    const got = await this.readLive(o);
+    if ('error' in got) return plan(o.ref, 'error', { error: got.error });
+    const { live } = got;
     const res = await this.applyOne(o, force, true);
     if (isApplyConflict(res))
       return plan(o.ref, 'conflict', { live, conflicts: conflictsOf(res), warnings: res.warnings });

@@ -15,7 +15,7 @@ import { DiagnosticsList } from './DiagnosticsList';
 import { DraftIdContext, draftIdFromLocation, MAIN_DRAFT_ID } from './draftId';
 import { ImportDialog } from './ImportDialog';
 import { Inspector } from './Inspector';
-import { MeshCanvas } from './MeshCanvas';
+import { MeshCanvas, type MeshCanvasProps } from './MeshCanvas';
 import { Palette } from './Palette';
 import { PreviewPanel } from './PreviewPanel';
 import { liveStateQuery } from './queries';
@@ -256,6 +256,35 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
     return () => window.removeEventListener('keydown', onKey);
   }, [undo, redo, flush]);
 
+  // Stable handlers: the memoized canvas then skips re-renders that do not concern it (typing in a form).
+  const onMove = useCallback(
+    (positions: Record<string, { x: number; y: number }>) => run({ type: 'moveNodes', positions }),
+    [run],
+  );
+  const onConnect = useCallback(
+    (source: string, target: string, chain?: 'ingress' | 'egress') =>
+      run({ type: 'connect', source, target, chain }),
+    [run],
+  );
+  const graph = compilation.graph;
+  const onDelete = useCallback(
+    (ids: string[]) => {
+      const group = `delete:${Date.now()}`;
+      for (const id of ids) {
+        const n = graph.nodes.find((x) => x.id === id);
+        if (n?.object && !n.object.path && !n.generated)
+          run({ type: 'deleteObject', key: n.object.key }, { group });
+        else if (n)
+          setToast(`${n.kind} ${n.name} is not an object of its own; delete it in its owner's form or YAML`);
+      }
+      setSelected(undefined);
+    },
+    [run, graph],
+  );
+  const onDeleteEdges = useCallback(
+    (refs: Parameters<NonNullable<MeshCanvasProps['onDeleteEdges']>>[0]) => run({ type: 'disconnect', refs }),
+    [run],
+  );
   const errors = compilation.diagnostics.filter((d) => d.severity === 'error').length;
   return (
     <div className="console" data-testid="console">
@@ -309,22 +338,10 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
           focus={nodeFocus}
           theme={theme}
           onSelect={setSelected}
-          onMove={(positions) => run({ type: 'moveNodes', positions })}
-          onConnect={(source, target, chain) => run({ type: 'connect', source, target, chain })}
-          onDelete={(ids) => {
-            const group = `delete:${Date.now()}`;
-            for (const id of ids) {
-              const n = compilation.graph.nodes.find((x) => x.id === id);
-              if (n?.object && !n.object.path && !n.generated)
-                run({ type: 'deleteObject', key: n.object.key }, { group });
-              else if (n)
-                setToast(
-                  `${n.kind} ${n.name} is not an object of its own; delete it in its owner's form or YAML`,
-                );
-            }
-            setSelected(undefined);
-          }}
-          onDeleteEdges={(refs) => run({ type: 'disconnect', refs })}
+          onMove={onMove}
+          onConnect={onConnect}
+          onDelete={onDelete}
+          onDeleteEdges={onDeleteEdges}
         />
       </main>
       <aside className="console__side" aria-label="Details">

@@ -16,7 +16,7 @@ import {
   ReactFlowProvider,
   useReactFlow,
 } from '@xyflow/react';
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { memo, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { DraftDoc } from '@/lib/console/draftDoc';
 import type { FieldPath } from '@/lib/console/fieldPath';
 import {
@@ -83,14 +83,17 @@ export interface MeshCanvasProps {
   onDeleteEdges?(refs: { key: string; path: FieldPath }[]): void;
 }
 
-/** The mesh graph on a React Flow canvas; React Flow only renders, the graph and layout come from outside. */
-export function MeshCanvas(props: MeshCanvasProps) {
+/**
+ * The mesh graph on a React Flow canvas; React Flow only renders, the graph and layout come from
+ * outside. Memoized: it re-renders only when its props change (the console's handlers are stable).
+ */
+export const MeshCanvas = memo(function MeshCanvas(props: MeshCanvasProps) {
   return (
     <ReactFlowProvider>
       <Canvas {...props} />
     </ReactFlowProvider>
   );
-}
+});
 
 function Canvas(props: MeshCanvasProps) {
   const { layout, live, selectedId, focus, theme, onSelect, onDeleteEdges } = props;

@@ -26,6 +26,8 @@ export type CliCommand =
       token?: string;
       /** The --oidc-* flags given (checked with the $MESHDECK_OIDC_* variables by server/console/oidc.ts). */
       oidc?: OidcFlags;
+      /** --kubeconfig: Kubernetes mode (server/kube/kubeControlPlane.ts) instead of the local mesh. */
+      kube?: { kubeconfig: string; namespace?: string };
     }
   | {
       command: 'xds';
@@ -64,6 +66,7 @@ export const USAGE = `Usage:
   meshdeck render DIR --format l7mp|ops [--proxy NAME] [--live] [--local-mesh]
   meshdeck render DIR --format xds [--proxy NAME] [--local-mesh]
   meshdeck serve [DIR] [--host 127.0.0.1] [--port 3000] [--token T] [--xds-listen [HOST:]PORT] [--xds-insecure | --no-xds]
+  meshdeck serve --kubeconfig PATH [--namespace NS] [--xds-listen [HOST:]PORT] [--xds-insecure | --no-xds]
   meshdeck xds serve DIR [--listen [HOST:]PORT] (--insecure | --tls-dir PATH)
   meshdeck probe LISTENER [--payload TEXT] [--from ADDR[:PORT]] [--proxy POD] [--label k=v] [--count N] [--url URL] [--token T]
   meshdeck help | --version
@@ -135,6 +138,13 @@ Usage:
       --oidc-provider-name NAME       the name on the "Sign in with NAME" button
       --oidc-only                     the console token opens no session (OIDC only)
 
+  meshdeck serve --kubeconfig PATH [--namespace NS] [--xds-listen [HOST:]PORT] [--xds-insecure | --no-xds]
+      Kubernetes mode, one replica of the control plane: the mesh is the cluster's VirtualService, Route
+      and Target resources, Services, EndpointSlices and Pods (all namespaces, or NS). Every replica
+      serves xDS; the one holding the Lease meshdeck-controller (in $POD_NAMESPACE, else NS, else
+      default; identity $POD_NAME, else host-pid) pushes to the l7mp proxies and writes status.
+      Runs until SIGINT/SIGTERM, then releases the Lease. (The console is not served in this mode yet.)
+
   meshdeck xds serve DIR [--listen [HOST:]PORT] (--insecure | --tls-dir PATH)
       Serve the mesh in DIR over xDS (ADS, Envoy v3) to proxyless gRPC clients and Envoy: the
       resources of 'render --format xds', one snapshot per proxy (node id <ns>/<pod>). DIR is
@@ -195,6 +205,8 @@ const FLAGS = {
       true
     >),
     'oidc-only': false,
+    kubeconfig: true,
+    namespace: true,
   },
   xds: { listen: true, insecure: false, 'tls-dir': true },
   probe: { payload: true, from: true, proxy: true, label: true, count: true, url: true, token: true },
@@ -276,7 +288,25 @@ function parseServe(positionals: string[], flags: Map<string, string>): CliComma
       : { ...parseListen(listen ?? DEFAULT_XDS_LISTEN, 'serve: --xds-listen'), insecure },
     ...tokenFlag('serve', flags),
     ...oidcFlags(flags),
+    ...kubeFlags(positionals, flags),
   };
+}
+
+function kubeFlags(
+  positionals: string[],
+  flags: Map<string, string>,
+): { kube?: { kubeconfig: string; namespace?: string } } {
+  const kubeconfig = flags.get('kubeconfig');
+  const namespace = flags.get('namespace');
+  if (kubeconfig === undefined) {
+    if (namespace !== undefined) throw new UsageError('serve: --namespace needs --kubeconfig');
+    return {};
+  }
+  if (kubeconfig === '') throw new UsageError('serve: --kubeconfig needs a path');
+  if (positionals.length > 0)
+    throw new UsageError("serve: --kubeconfig excludes DIR (the mesh is the cluster's)");
+  if (namespace === '') throw new UsageError('serve: --namespace needs a namespace');
+  return { kube: { kubeconfig, ...(namespace ? { namespace } : {}) } };
 }
 
 function oidcFlags(flags: Map<string, string>): { oidc?: OidcFlags } {

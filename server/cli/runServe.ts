@@ -20,6 +20,7 @@ const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..
  * plane through globalThis). Runs until SIGINT/SIGTERM, then stops every proxy and app it started.
  */
 export async function runServe(cmd: Extract<CliCommand, { command: 'serve' }>, io: CliIo): Promise<number> {
+  if (cmd.kube) return (await import('../kube/kubeControlPlaneServe')).runKubeServe(cmd, io);
   if (!existsSync(path.join(REPO_ROOT, '.next', 'BUILD_ID'))) {
     throw new CliError(
       'serve: the console is not built yet; run `npm run build` first (npm run demo does both)',

@@ -28,7 +28,7 @@ export interface AccessCheck {
 }
 
 export interface AccessDecision {
-  /** Every check allowed: show "Apply". Otherwise show "Open PR". */
+  /** Every check allowed: show "Apply". Otherwise (or with nothing to check) show "Open PR". */
   allowed: boolean;
   user: string;
   checks: AccessCheck[];

@@ -319,4 +319,84 @@ describe('two Meshdeck replicas on a real API server and real l7mp proxies', () 
       );
     },
   );
+
+  it(
+    'leadership ending mid status pass: writes stop, and whenIdle waits for the ones in flight',
+    { timeout: 60_000 },
+    async () => {
+      const ctl = c.cp.controller;
+      // Objects created while c is inactive, so that becoming active starts one pass with many writes.
+      ctl.setActive(false);
+      const names = Array.from({ length: 20 }, (_, i) => `idle-${i}`);
+      for (const [i, name] of names.entries()) {
+        await custom.createNamespacedCustomObject({
+          ...GROUP,
+          namespace: NS,
+          plural: 'virtualservices',
+          body: {
+            apiVersion: 'msm.l7mp.io/v1',
+            kind: 'VirtualService',
+            metadata: { name, namespace: NS },
+            spec: {
+              selector: { serviceName: 'nobody-svc' },
+              udp: { port: 41000 + i },
+              rules: [{ action: { route: { destination: 'worker-svc' } } }],
+            },
+          },
+        });
+      }
+      await until(
+        'c sees them all',
+        () => names.every((n) => ctl.snapshot?.meshObjects[`VirtualService/${NS}/${n}`]),
+        20_000,
+        context,
+      );
+      const written: string[] = [];
+      let atIdle: number | undefined;
+      const idle = new Promise<void>((resolve) => {
+        ctl.on('status', (key) => {
+          if (!key.includes('/idle-')) return;
+          written.push(key);
+          if (written.length > 1) return;
+          // The first write of the pass: the rest of its batch is in flight.
+          ctl.setActive(false);
+          void ctl.whenIdle().then(() => {
+            atIdle = written.length;
+            resolve();
+          });
+        });
+      });
+      ctl.setActive(true);
+      await Promise.race([idle, until('a status write', () => atIdle !== undefined, 20_000, context)]);
+      // Nothing lands after whenIdle, and the writes not started when leadership ended never happen.
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(written.length).toBe(atIdle);
+      expect(written.length).toBeLessThan(names.length);
+      const list = (await custom.listNamespacedCustomObject({
+        ...GROUP,
+        namespace: NS,
+        plural: 'virtualservices',
+      })) as { items: Obj[] };
+      const withStatus = list.items.filter((o) => names.includes(o.metadata.name) && o.status?.conditions);
+      expect(withStatus.length).toBe(atIdle);
+      // Leading again, it writes the rest.
+      ctl.setActive(true);
+      await until(
+        'every idle-* object has status',
+        async () => {
+          const l = (await custom.listNamespacedCustomObject({
+            ...GROUP,
+            namespace: NS,
+            plural: 'virtualservices',
+          })) as { items: Obj[] };
+          return l.items.filter((o) => names.includes(o.metadata.name) && o.status?.conditions).length === 20;
+        },
+        20_000,
+        context,
+      );
+      console.log(
+        `[figure] status writes when leadership ended mid pass: ${atIdle} of ${names.length} landed`,
+      );
+    },
+  );
 });

@@ -97,6 +97,9 @@ export async function serveConsole(o: ServeConsoleOptions): Promise<ServedConsol
       setOidcSignIn(undefined);
       setConsoleContext(undefined);
       await rm(file, { force: true });
+      // The GitOps start (which may be creating the local repository) finishes before dispose returns:
+      // nothing keeps writing into the state directory after it.
+      await gitops.catch(() => undefined);
     },
   };
 }

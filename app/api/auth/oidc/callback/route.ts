@@ -24,7 +24,10 @@ export async function GET(req: Request): Promise<Response> {
     // A browser that signs in again gets a new session; the old one ends.
     auth.logout(readCookie(req, SESSION_COOKIE));
     const session = auth.open(identity);
-    headers.append('Set-Cookie', sessionCookie(req, session.id));
+    // Behind a TLS-terminating proxy the request looks like http: the registered https URL decides.
+    const cookie = sessionCookie(req, session.id);
+    const https = new URL(oidc.config.redirectUrl).protocol === 'https:';
+    headers.append('Set-Cookie', https && !cookie.includes('; Secure') ? `${cookie}; Secure` : cookie);
     headers.set('Location', new URL('/', oidc.config.redirectUrl).href);
     return new Response(null, { status: 302, headers });
   } catch (e) {

@@ -74,7 +74,7 @@ export function Toolbar(p: ToolbarProps) {
         title="Undo (Ctrl+Z)"
         data-testid="undo"
       >
-        ↶ Undo
+        ↶
       </button>
       <button
         type="button"
@@ -84,7 +84,7 @@ export function Toolbar(p: ToolbarProps) {
         title="Redo (Ctrl+Shift+Z)"
         data-testid="redo"
       >
-        ↷ Redo
+        ↷
       </button>
       <span className="toolbar__sep" />
       <button type="button" onClick={p.onImport} data-testid="import">
@@ -157,7 +157,8 @@ export function Toolbar(p: ToolbarProps) {
               : 'live updates off'}
       </span>
       <span
-        className="session"
+        // The user's name (SessionUser) says "signed in" already: the words stay for screen readers.
+        className={p.session.status === 'signed-in' && p.session.user ? 'session visually-hidden' : 'session'}
         title={p.session.status === 'read-only' ? p.session.reason : undefined}
         data-testid="session-status"
       >

@@ -51,7 +51,8 @@ test('sign out ends the session: the console is read-only and cannot probe', asy
   await expect(page.getByTestId('session-status')).toHaveText('read-only');
   await expect(page.getByTestId('sign-out')).toHaveCount(0);
   const session = await page.evaluate(async () => (await (await fetch('/api/session')).json()) as unknown);
-  expect(session).toEqual({ authenticated: false });
+  // Signed out: no session, and the sign-in methods this server offers (token only here: no OIDC configured).
+  expect(session).toEqual({ authenticated: false, signIn: { token: true } });
   await expect(page.getByTestId('apply')).toBeDisabled();
   await page.getByTestId(`node-${GATEWAY_VS}`).click();
   await page.getByTestId('tab-inspector').click();

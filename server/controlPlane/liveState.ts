@@ -75,7 +75,17 @@ export interface ServiceLiveState {
 /** Everything the console shows about the running mesh. */
 export interface MeshLiveState {
   version: number;
-  mesh: { source: string; mode: 'local'; loadedAt: string };
+  /**
+   * Where the mesh comes from: a local mesh directory (`meshdeck serve DIR`), or a Kubernetes cluster
+   * (`meshdeck serve --kubeconfig`), where the console applies with server-side apply instead.
+   */
+  mesh: {
+    source: string;
+    mode: 'local' | 'kubernetes';
+    loadedAt: string;
+    /** Kubernetes mode: the API server, the namespace watched (absent: all), and who leads. */
+    cluster?: { server: string; namespace?: string; leader?: string; leading?: boolean };
+  };
   proxies: Record<string, ProxyLiveState>;
   services: Record<string, ServiceLiveState>;
   diagnostics: Diagnostic[];
@@ -94,12 +104,12 @@ export type LiveEvent =
 export class LiveStateStore extends EventEmitter {
   private state: MeshLiveState;
 
-  constructor(source: string) {
+  constructor(source: string, mode: MeshLiveState['mesh']['mode'] = 'local') {
     super();
     this.setMaxListeners(200);
     this.state = {
       version: 0,
-      mesh: { source, mode: 'local', loadedAt: new Date().toISOString() },
+      mesh: { source, mode, loadedAt: new Date().toISOString() },
       proxies: {},
       services: {},
       diagnostics: [],
@@ -124,6 +134,17 @@ export class LiveStateStore extends EventEmitter {
       proxies: parts.proxies,
       services: parts.services,
       diagnostics: parts.diagnostics,
+    };
+    this.emit('event', { type: 'mesh', version: this.state.version, state: this.state } satisfies LiveEvent);
+  }
+
+  /** Records the cluster's connection and leadership (Kubernetes mode; announced as a mesh event). */
+  setCluster(cluster: MeshLiveState['mesh']['cluster']): void {
+    if (jsonEqual(cluster, this.state.mesh.cluster)) return;
+    this.state = {
+      ...this.state,
+      version: this.state.version + 1,
+      mesh: { ...this.state.mesh, ...(cluster ? { cluster } : {}) },
     };
     this.emit('event', { type: 'mesh', version: this.state.version, state: this.state } satisfies LiveEvent);
   }

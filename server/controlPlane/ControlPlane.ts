@@ -4,7 +4,6 @@ import path from 'node:path';
 import { MeshEngine } from '@/lib/engine/meshEngine';
 import { coalescingRunner } from '@/lib/util/coalescingRunner';
 import type { ProxyL7mpConfig } from '@/lib/engine/renderL7mp';
-import { toLiveSession } from '@/lib/l7mp/liveSession';
 import { type PreparedLocalMesh, prepareLocalMesh } from '@/lib/localMesh/prepareLocalMesh';
 import { renderLocalMesh } from '@/lib/localMesh/renderLocalMesh';
 import { type Diagnostic, normalizeDiagnostics } from '@/lib/model/diagnostic';
@@ -14,21 +13,23 @@ import { parseManifests } from '@/lib/parse/parseManifests';
 import type { ProxyXdsSnapshot } from '@/lib/xds/renderXds';
 import { Reconciler } from '../l7mp/Reconciler';
 import type { ProxySyncState } from '../l7mp/Reconciler';
-import { L7mpRestClient } from '../l7mp/L7mpRestClient';
 import { startDemoApp } from '../localMesh/demoApps';
 import { L7mpSupervisor } from '../localMesh/L7mpSupervisor';
 import { readManifestDir } from '../manifestDir';
-import { AdsServer, type ProxyRecord, type ProxyStatus } from '../xds/AdsServer';
+import { AdsServer } from '../xds/AdsServer';
 import { listenAds, MeshXdsPublisher } from '../xds/meshXds';
 import { localMeshPodsDir, localMeshStateDir } from './localMeshPaths';
-import {
-  LiveStateStore,
-  type ProxyLiveState,
-  type ProxyXdsLiveState,
-  type ServiceLiveState,
-} from './liveState';
+import { LiveStateStore, type ProxyLiveState, type ProxyXdsLiveState } from './liveState';
 import { type ProbeRequest, type ProbeResult, probeListener } from './probe';
-import { grpcProxyLiveState, grpcSyncFields, xdsLiveState } from './xdsLiveState';
+import {
+  l7mpProxyLiveState,
+  readSessions,
+  serviceLiveStates,
+  sessionsPatch,
+  syncStatePatch,
+} from './proxyLiveState';
+import { grpcProxyLiveState, grpcSyncFields } from './xdsLiveState';
+import { XdsStreamTracker } from './xdsStreamTracker';
 
 export interface ControlPlaneOptions {
   /** A mesh directory (resources + Services + Pods), as the CLI reads it. */
@@ -95,12 +96,11 @@ export class ControlPlane {
   private xdsSnapshots: Record<string, ProxyXdsSnapshot> = {};
   private xdsDiagnostics: Diagnostic[] = [];
   private loggedXdsErrors = '';
-  /** The latest status of every open ADS stream, by node id, then stream id. */
-  private readonly xdsStreams = new Map<string, Map<number, ProxyStatus>>();
-  /** What live state shows per node id: its newest open stream, else the last one that closed. */
-  private readonly xdsLive = new Map<string, ProxyXdsLiveState>();
-  private readonly onXdsStatus = (s: ProxyStatus) => this.xdsStatus(s);
-  private readonly onXdsDisconnect = (r: ProxyRecord) => this.xdsDisconnect(r);
+  /** Which ADS stream live state shows for each node id. */
+  private readonly xdsLive = new XdsStreamTracker(
+    (nodeId, xds) => this.showXds(nodeId, xds),
+    (nodeId) => !!this.live.get().proxies[nodeId],
+  );
 
   private constructor(private readonly options: ControlPlaneOptions) {
     this.stateDir = options.stateDir ?? localMeshStateDir();
@@ -161,8 +161,7 @@ export class ControlPlane {
   }
 
   private async startXds(server: AdsServer, o: ControlPlaneXdsOptions): Promise<void> {
-    server.on('status', this.onXdsStatus);
-    server.on('disconnect', this.onXdsDisconnect);
+    this.xdsLive.attach(server);
     const caDir = o.insecure ? undefined : (o.tlsDir ?? path.join(this.stateDir, 'xds-ca'));
     const { port, tls } = await listenAds(server, {
       host: o.host,
@@ -421,8 +420,7 @@ export class ControlPlane {
     this.watcher?.close();
     if (this.xds) {
       // Closing every stream emits a disconnect each: nothing is left to show them to.
-      this.xds.server.off('status', this.onXdsStatus);
-      this.xds.server.off('disconnect', this.onXdsDisconnect);
+      this.xdsLive.detach(this.xds.server);
       await this.xds.server.stop();
       this.xds.publisher.cache.close();
     }
@@ -437,33 +435,7 @@ export class ControlPlane {
     const proxies: Record<string, ProxyLiveState> = {};
     const old = this.live.get().proxies;
     for (const [id, p] of Object.entries(this.desired)) {
-      const prev = old[id];
-      proxies[id] = {
-        id,
-        pod: p.proxy.pod,
-        apiUrl: p.proxy.apiUrl,
-        role: p.proxy.role,
-        address: p.proxy.address,
-        process: prev?.process,
-        reachable: prev?.reachable ?? null,
-        inSync: prev?.inSync ?? false,
-        phase: prev?.phase ?? 'pending',
-        lastPush: prev?.lastPush,
-        attempts: prev?.attempts ?? 0,
-        listeners: p.config.listeners.map((l) => l.name),
-        routes: p.config.routes.map((r) => r.name),
-        clusters: p.config.clusters.map((c) => ({
-          name: c.name,
-          protocol: c.spec.protocol,
-          endpoints: (c.endpoints ?? []).map((e) => ({
-            name: e.name,
-            address: e.spec.address,
-            ...(e.weight !== undefined ? { weight: e.weight } : {}),
-          })),
-        })),
-        sessions: prev?.sessions ?? { available: false, reason: 'not read yet' },
-        counters: prev?.counters ?? { pushes: 0, pushFailures: 0, operations: 0, restarts: 0, sessions: 0 },
-      };
+      proxies[id] = l7mpProxyLiveState(p, old[id]);
       const xds = this.xdsLive.get(id);
       if (xds) proxies[id]!.xds = xds;
     }
@@ -473,48 +445,13 @@ export class ControlPlane {
       proxies[p.id] = grpcProxyLiveState(p, this.xdsSnapshots[p.id], this.xdsLive.get(p.id), !!this.xds);
     }
     // Remembered streams of nodes that left the mesh and are gone are dropped (bounded memory).
-    for (const id of this.xdsLive.keys())
-      if (!proxies[id] && !this.xdsStreams.has(id)) this.xdsLive.delete(id);
-    const services: Record<string, ServiceLiveState> = {};
-    for (const s of this.engine.snapshot.endpointSlices) {
-      const svc = s.metadata.labels?.[SERVICE_NAME_LABEL];
-      if (!svc) continue;
-      const id = `${s.metadata.namespace ?? 'default'}/${svc}`;
-      const list = (services[id] ??= { id, endpoints: [] });
-      for (const e of s.endpoints ?? []) {
-        for (const a of e.addresses)
-          list.endpoints.push({ address: a, pod: e.targetRef?.name, ready: e.conditions?.ready !== false });
-      }
-    }
+    this.xdsLive.prune((id) => !!proxies[id]);
+    const services = serviceLiveStates(this.engine.snapshot.endpointSlices);
     this.live.setMesh({ proxies, services, diagnostics: this.diagnostics });
     for (const id of Object.keys(proxies)) this.refreshProcess(id);
   }
 
-  private xdsStatus(s: ProxyStatus): void {
-    let streams = this.xdsStreams.get(s.nodeId);
-    if (!streams) this.xdsStreams.set(s.nodeId, (streams = new Map()));
-    streams.set(s.streamId, s);
-    // A reconnecting proxy may briefly have two streams: the newest one is the one it uses.
-    if (newest(streams)!.streamId === s.streamId) this.showXds(s.nodeId, xdsLiveState(s));
-  }
-
-  private xdsDisconnect(r: ProxyRecord): void {
-    const streams = this.xdsStreams.get(r.nodeId);
-    if (!streams?.delete(r.streamId)) return;
-    const next = newest(streams);
-    if (next) return this.showXds(r.nodeId, xdsLiveState(next));
-    this.xdsStreams.delete(r.nodeId);
-    const last = this.xdsLive.get(r.nodeId);
-    if (!last) return;
-    if (!this.live.get().proxies[r.nodeId]) {
-      this.xdsLive.delete(r.nodeId);
-      return;
-    }
-    this.showXds(r.nodeId, { ...last, connected: false, disconnectedAt: new Date().toISOString() });
-  }
-
   private showXds(nodeId: string, xds: ProxyXdsLiveState): void {
-    this.xdsLive.set(nodeId, xds);
     const prev = this.live.get().proxies[nodeId];
     if (!prev) return;
     this.live.updateProxy(nodeId, prev.role === 'grpc' ? { xds, ...grpcSyncFields(xds, true) } : { xds });
@@ -523,23 +460,7 @@ export class ControlPlane {
   private onSyncState(s: ProxySyncState): void {
     const prev = this.live.get().proxies[s.id];
     if (!prev) return;
-    const pushed = s.lastPush && s.lastPush.at !== prev.lastPush?.at;
-    this.live.updateProxy(s.id, {
-      reachable: s.reachable,
-      inSync: s.inSync,
-      phase: s.phase,
-      lastPush: s.lastPush,
-      attempts: s.attempts,
-      nextRetryAt: s.nextRetryAt,
-      counters: pushed
-        ? {
-            ...prev.counters,
-            pushes: prev.counters.pushes + 1,
-            pushFailures: prev.counters.pushFailures + (s.lastPush!.ok ? 0 : 1),
-            operations: prev.counters.operations + s.lastPush!.operations,
-          }
-        : prev.counters,
-    });
+    this.live.updateProxy(s.id, syncStatePatch(prev, s));
   }
 
   private refreshProcess(id: string): void {
@@ -562,40 +483,10 @@ export class ControlPlane {
   private async pollLive(): Promise<void> {
     await Promise.all(
       Object.values(this.desired).map(async (p) => {
-        const client = new L7mpRestClient(p.proxy.apiUrl, { timeoutMs: 1000 });
-        let sessions: ProxyLiveState['sessions'];
-        try {
-          const raw = (await client.get('/api/v1/sessions')) as unknown[];
-          const items = raw
-            .map((r) => toLiveSession(r, p.config))
-            .filter((s) => !s.listener?.startsWith('controller-listener'));
-          sessions = { available: true, items };
-        } catch (e) {
-          const status = (e as { status?: number }).status;
-          sessions = {
-            available: false,
-            reason:
-              status === 422
-                ? 'l7mp 0.5.7 cannot list sessions while a session has an ingress or egress chain (422)'
-                : (e as Error).message,
-          };
-        }
+        const sessions = await readSessions(p);
         const prev = this.live.get().proxies[p.proxy.id];
-        if (!prev) return;
-        this.live.updateProxy(p.proxy.id, {
-          sessions,
-          counters: {
-            ...prev.counters,
-            sessions: sessions.available ? sessions.items.length : prev.counters.sessions,
-          },
-        });
+        if (prev) this.live.updateProxy(p.proxy.id, sessionsPatch(prev, sessions));
       }),
     );
   }
-}
-
-function newest(streams: Map<number, ProxyStatus>): ProxyStatus | undefined {
-  let best: ProxyStatus | undefined;
-  for (const s of streams.values()) if (!best || s.streamId > best.streamId) best = s;
-  return best;
 }

@@ -35,6 +35,8 @@ export interface XdsPublishResult {
  */
 export class MeshXdsPublisher {
   private nodes: string[] = [];
+  /** The last publish's result (the console's live state reads the snapshots from it). */
+  last: XdsPublishResult | undefined;
 
   constructor(readonly cache: SnapshotCache = new SnapshotCache()) {}
 
@@ -54,7 +56,8 @@ export class MeshXdsPublisher {
     const refused = applyRendered(this.cache, byNode, this.nodes);
     this.nodes = [...byNode.keys()];
     for (const [nodeId, e] of refused) diagnostics.push(refusedDiagnostic(nodeId, e));
-    return { snapshots, refused, diagnostics: normalizeDiagnostics(diagnostics) };
+    this.last = { snapshots, refused, diagnostics: normalizeDiagnostics(diagnostics) };
+    return this.last;
   }
 }
 

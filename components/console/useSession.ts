@@ -27,7 +27,8 @@ interface SessionAnswer {
  * for a session cookie and a CSRF token, then removed from the address bar; otherwise an existing
  * session is looked up (one an OIDC sign-in opened, too). Without one the console is read-only (edits
  * stay in this tab) and offers the OIDC provider when there is one. `signOut` ends the session on the
- * server (DELETE /api/session) and forgets the CSRF token.
+ * server (DELETE /api/session) and forgets the CSRF token; after an OIDC sign-in it goes on to the
+ * provider's logout when the server names one.
  */
 export function useSession(): [SessionState, () => Promise<void>] {
   const [state, setState] = useState<SessionState>({ status: 'checking' });
@@ -72,8 +73,13 @@ export function useSession(): [SessionState, () => Promise<void>] {
     };
   }, []);
   const signOut = useCallback(async () => {
-    await apiFetch('/api/session', { method: 'DELETE' });
+    const out = await apiFetch<{ endSessionUrl?: string }>('/api/session', { method: 'DELETE' });
     setCsrfToken(undefined);
+    // An OIDC session ends at the provider too; it sends the browser back to the console's root.
+    if (out.endSessionUrl) {
+      window.location.assign(out.endSessionUrl);
+      return;
+    }
     const after = await apiFetch<SessionAnswer>('/api/session').catch(() => undefined);
     setState(notSignedIn(after?.signIn?.oidc, 'signed out'));
   }, []);

@@ -58,6 +58,8 @@ export interface ConsoleSession {
   createdAt: number;
   lastSeen: number;
   identity: ConsoleIdentity;
+  /** The ID token of an OIDC sign-in, for the provider's logout; stays on the server (never answered). */
+  idToken?: string;
 }
 
 export interface ConsoleAuthOptions {
@@ -100,8 +102,8 @@ export class ConsoleAuth {
     return this.open(LOCAL_ADMIN);
   }
 
-  /** Opens a session for an identity a sign-in method has already verified (e.g. OIDC). */
-  open(identity: ConsoleIdentity): ConsoleSession {
+  /** Opens a session for an identity a sign-in method has already verified (e.g. OIDC, with its ID token). */
+  open(identity: ConsoleIdentity, idToken?: string): ConsoleSession {
     const now = this.now();
     const session: ConsoleSession = {
       id: randomBytes(32).toString('base64url'),
@@ -109,6 +111,7 @@ export class ConsoleAuth {
       createdAt: now,
       lastSeen: now,
       identity: { user: identity.user, groups: [...identity.groups], method: identity.method },
+      ...(idToken ? { idToken } : {}),
     };
     this.sessions.set(session.id, session);
     // Map order is insertion order and lookups re-insert: the first key is the least recently used.
@@ -135,9 +138,12 @@ export class ConsoleAuth {
     return s;
   }
 
-  /** Ends a session (unknown ids are ignored). */
-  logout(id: string | undefined): void {
-    if (id) this.sessions.delete(id);
+  /** Ends a session (unknown ids are ignored): the session it ended, if any. */
+  logout(id: string | undefined): ConsoleSession | undefined {
+    if (!id) return undefined;
+    const s = this.sessions.get(id);
+    this.sessions.delete(id);
+    return s;
   }
 
   /** How many sessions are open. */

@@ -1,7 +1,8 @@
 /**
  * The console's OIDC sign-in against a REAL OpenID Provider (oidc-provider, in this process): the
  * whole authorization code flow through the real route handlers, the browser played by fetch with
- * cookie jars following redirects; and every way a sign-in must be refused, with no session made.
+ * cookie jars following redirects; every way a sign-in must be refused, with no session made (and
+ * the readable page a browser gets then); and the sign-out that ends the session at the provider too.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -10,7 +11,7 @@ import { inspect } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { GET as callbackGet } from '@/app/api/auth/oidc/callback/route';
 import { GET as loginGet } from '@/app/api/auth/oidc/login/route';
-import { GET as getSession, POST as postSession } from '@/app/api/session/route';
+import { DELETE as deleteSession, GET as getSession, POST as postSession } from '@/app/api/session/route';
 import {
   ConsoleAuth,
   CSRF_HEADER,
@@ -32,6 +33,9 @@ import { startTestProvider, type TestProvider } from './oidcTestProvider';
 
 const BASE = 'http://127.0.0.1:3100';
 const REDIRECT = `${BASE}${OIDC_CALLBACK_PATH}`;
+/** What Chromium sends when it navigates: the callback answers it with HTML. */
+const BROWSER_ACCEPT =
+  'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8';
 
 let tp: TestProvider;
 let tmp: string;
@@ -62,8 +66,10 @@ async function record(res: Response): Promise<Response> {
   return res;
 }
 
+/** A request to the console as its API client sends them (JSON unless the caller says otherwise). */
 function consoleReq(url: string, jar: Jar, init: RequestInit = {}): Request {
   const headers = new Headers(init.headers);
+  if (!headers.has('accept')) headers.set('accept', 'application/json');
   if (jar.size > 0) headers.set('cookie', cookieHeader(jar));
   return new Request(url, { ...init, headers });
 }
@@ -75,6 +81,8 @@ interface Flow {
   callbackUrl?: string;
   /** The sign-in cookie the login route set (an attacker may keep a copy). */
   txCookie?: string;
+  /** The provider URLs the browser went through (a login prompt shows as /interaction/…). */
+  hops: string[];
 }
 
 /**
@@ -84,25 +92,40 @@ interface Flow {
  */
 async function signIn(
   jar: Jar,
-  o: { editAuthUrl?: (u: URL) => void; editCallbackUrl?: ((u: URL) => void) | null } = {},
+  o: {
+    editAuthUrl?: (u: URL) => void;
+    editCallbackUrl?: ((u: URL) => void) | null;
+    /** The browser's cookies at the provider (a fresh jar unless given: no session there). */
+    providerJar?: Jar;
+    /** The Accept header of the callback request (JSON unless given). */
+    accept?: string;
+  } = {},
 ): Promise<Flow> {
-  const login = await record(await loginGet(consoleReq(`${BASE}${OIDC_LOGIN_PATH}`, jar)));
+  const login = await record(
+    await loginGet(
+      consoleReq(`${BASE}${OIDC_LOGIN_PATH}`, jar, { headers: { accept: o.accept ?? 'application/json' } }),
+    ),
+  );
   keep(jar, login);
-  if (login.status !== 302) return { response: login };
+  if (login.status !== 302) return { response: login, hops: [] };
   const txCookie = jar.get(OIDC_TX_COOKIE);
   const auth = new URL(login.headers.get('location')!);
   o.editAuthUrl?.(auth);
-  const providerJar: Jar = new Map();
+  const providerJar: Jar = o.providerJar ?? new Map();
+  const hops: string[] = [];
   let url = auth.href;
-  for (let hops = 0; hops < 20; hops++) {
+  for (let hop = 0; hop < 20; hop++) {
     if (url.startsWith(REDIRECT)) {
-      if (o.editCallbackUrl === null) return { response: login, callbackUrl: url, txCookie };
+      if (o.editCallbackUrl === null) return { response: login, callbackUrl: url, txCookie, hops };
       const u = new URL(url);
       o.editCallbackUrl?.(u);
-      const res = await record(await callbackGet(consoleReq(u.href, jar)));
+      const res = await record(
+        await callbackGet(consoleReq(u.href, jar, { headers: { accept: o.accept ?? 'application/json' } })),
+      );
       keep(jar, res);
-      return { response: res, callbackUrl: url, txCookie };
+      return { response: res, callbackUrl: url, txCookie, hops };
     }
+    hops.push(url);
     const res = await record(
       await fetch(url, { redirect: 'manual', headers: { cookie: cookieHeader(providerJar) } }),
     );
@@ -118,22 +141,25 @@ async function errorOf(res: Response): Promise<string> {
   return ((await res.json()) as { error: string }).error;
 }
 
-async function useOidc(extra: Partial<OidcConfigInput> = {}): Promise<OidcSignIn> {
+async function useOidc(
+  extra: Partial<OidcConfigInput> = {},
+  provider: TestProvider = tp,
+): Promise<OidcSignIn> {
   const oidc = await createOidcSignIn(
     {
-      issuer: tp.issuer,
-      clientId: tp.clientId,
+      issuer: provider.issuer,
+      clientId: provider.clientId,
       redirectUrl: REDIRECT,
       ...extra,
     },
-    { logger, env: { MESHDECK_OIDC_CLIENT_SECRET: tp.clientSecret } },
+    { logger, env: { MESHDECK_OIDC_CLIENT_SECRET: provider.clientSecret } },
   );
   setOidcSignIn(oidc);
   return oidc;
 }
 
 beforeAll(async () => {
-  tp = await startTestProvider([REDIRECT]);
+  tp = await startTestProvider([REDIRECT], { postLogoutRedirectUris: [`${BASE}/`] });
   tmp = await mkdtemp(path.join(os.tmpdir(), 'md-oidc-'));
 });
 afterAll(async () => {
@@ -318,6 +344,193 @@ describe('OIDC sign-in with a real provider', () => {
       signIn: { token: false, oidc: { provider: '127.0.0.1', loginUrl: OIDC_LOGIN_PATH } },
     });
     expect((await signIn(new Map())).response.status).toBe(302);
+  });
+
+  it('a browser gets a readable page for a wrong state: status 400, what and why, "Try again", the token note; no code', async () => {
+    await useOidc();
+    const jar: Jar = new Map();
+    const flow = await signIn(jar, {
+      accept: BROWSER_ACCEPT,
+      editCallbackUrl: (u) => u.searchParams.set('state', 'forged'),
+    });
+    const res = flow.response;
+    expect(res.status).toBe(400);
+    expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(res.headers.get('content-security-policy')).toMatch(/default-src 'none'/);
+    expect(res.headers.get('content-security-policy')).not.toMatch(/script-src/);
+    const html = await res.text();
+    expect(html).toContain('<h1>The sign-in could not be verified</h1>');
+    expect(html).toContain('does not belong to the sign-in this browser started');
+    expect(html).toContain(
+      `<a class="button" href="${OIDC_LOGIN_PATH}" data-testid="try-again">Try again</a>`,
+    );
+    expect(html).toContain('signs you in too');
+    // The code the provider issued (and the sign-in cookie) appear nowhere on the page.
+    const code = new URL(flow.callbackUrl!).searchParams.get('code')!;
+    expect(code.length).toBeGreaterThan(10);
+    expect(html).not.toContain(code);
+    expect(html).not.toContain(flow.txCookie!);
+    expect(res.headers.getSetCookie().join()).toMatch(new RegExp(`${OIDC_TX_COOKIE}=; .*Max-Age=0`));
+    expect(jar.has(SESSION_COOKIE)).toBe(false);
+  });
+
+  it('a provider error with markup in error_description is shown escaped (no reflected XSS); JSON when asked', async () => {
+    await useOidc();
+    const evil = '<script>alert("owned")</script><img src=x onerror=alert(1)> & \'quoted\'';
+    const asProviderError = (u: URL) => {
+      u.searchParams.delete('code');
+      u.searchParams.set('error', 'access_denied');
+      u.searchParams.set('error_description', evil);
+    };
+    const page = (await signIn(new Map(), { accept: BROWSER_ACCEPT, editCallbackUrl: asProviderError }))
+      .response;
+    expect(page.status).toBe(401);
+    const html = await page.text();
+    expect(html).toContain('<h1>The OpenID provider refused the sign-in</h1>');
+    expect(html).toContain(
+      '<blockquote data-testid="provider-said">access_denied: &lt;script&gt;alert(&quot;owned&quot;)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt; &amp; &#39;quoted&#39;</blockquote>',
+    );
+    expect(html).not.toContain('<script');
+    expect(html).not.toContain('<img');
+    // An API client that asks for JSON gets the reason as JSON.
+    const json = (await signIn(new Map(), { editCallbackUrl: asProviderError })).response;
+    expect(json.status).toBe(401);
+    expect(json.headers.get('content-type')).toBe('application/json');
+    expect(await errorOf(json)).toBe(
+      `sign-in failed: the OpenID provider refused the sign-in: access_denied: ${evil}`,
+    );
+    expect(getConsoleAuth()!.size).toBe(0);
+  });
+
+  it('readable pages for an expired attempt (400) and a user outside the allowed groups (403, OIDC only: no token note)', async () => {
+    await useOidc({ allowedGroups: ['meshdeck-admins'], tokenSignIn: false });
+    setConsoleAuth(new ConsoleAuth('console-token-for-tests', { tokenSignIn: false }));
+    const flow = await signIn(new Map(), { editCallbackUrl: null });
+    // The same callback in a browser that holds no sign-in (expired, used, or another browser).
+    const expired = await record(
+      await callbackGet(consoleReq(flow.callbackUrl!, new Map(), { headers: { accept: BROWSER_ACCEPT } })),
+    );
+    expect(expired.status).toBe(400);
+    const expiredHtml = await expired.text();
+    expect(expiredHtml).toContain('<h1>This sign-in attempt is no longer valid</h1>');
+    expect(expiredHtml).not.toContain('signs you in too');
+
+    tp.nextAccount = 'bob';
+    const bob = await signIn(new Map(), { accept: BROWSER_ACCEPT });
+    expect(bob.response.status).toBe(403);
+    const html = await bob.response.text();
+    expect(html).toContain('<h1>You may not use this console</h1>');
+    expect(html).toContain(
+      '403: bob@example.com may not use this console: not a member of &quot;meshdeck-admins&quot;',
+    );
+    expect(html).not.toContain('signs you in too');
+    expect(getConsoleAuth()!.size).toBe(0);
+  });
+
+  it('a provider that is down: 502 pages, at the callback (token exchange) and at the login (discovery)', async () => {
+    const other = await startTestProvider([REDIRECT]);
+    let closed = false;
+    try {
+      await useOidc({}, other);
+      const jar: Jar = new Map();
+      const flow = await signIn(jar, { editCallbackUrl: null });
+      await other.close();
+      closed = true;
+      const res = await record(
+        await callbackGet(consoleReq(flow.callbackUrl!, jar, { headers: { accept: BROWSER_ACCEPT } })),
+      );
+      expect(res.status).toBe(502);
+      const html = await res.text();
+      expect(html).toContain('<h1>The OpenID provider cannot be reached</h1>');
+      expect(html).toMatch(/502: cannot reach the OpenID provider to finish the sign-in: fetch failed/);
+      expect(html).not.toContain(new URL(flow.callbackUrl!).searchParams.get('code')!);
+      // A console that has not discovered the provider yet cannot start a sign-in either.
+      await useOidc({}, other);
+      const login = await record(
+        await loginGet(
+          consoleReq(`${BASE}${OIDC_LOGIN_PATH}`, new Map(), { headers: { accept: BROWSER_ACCEPT } }),
+        ),
+      );
+      expect(login.status).toBe(502);
+      expect(login.headers.get('location')).toBeNull();
+      expect(await login.text()).toContain('<h1>The OpenID provider cannot be reached</h1>');
+    } finally {
+      if (!closed) await other.close();
+    }
+  });
+
+  it('signing out of an OIDC session ends it at the provider too (RP-initiated logout): the next sign-in prompts again', async () => {
+    await useOidc();
+    const jar: Jar = new Map();
+    const providerJar: Jar = new Map();
+    const first = await signIn(jar, { providerJar });
+    expect(first.response.status).toBe(302);
+    // The first sign-in went through the provider's login (its interaction).
+    expect(first.hops.some((u) => new URL(u).pathname.startsWith('/interaction/'))).toBe(true);
+    // With the provider's session alive, another sign-in needs no login there.
+    const again = await signIn(new Map(), { providerJar });
+    expect(again.response.status).toBe(302);
+    expect(again.hops.some((u) => new URL(u).pathname.startsWith('/interaction/'))).toBe(false);
+
+    // The session answer never carries the ID token.
+    const me = await (await record(getSession(consoleReq(`${BASE}/api/session`, jar)))).text();
+    expect(me).toContain('"authenticated":true');
+    expect(me).not.toMatch(/eyJ/);
+
+    const out = await record(deleteSession(consoleReq(`${BASE}/api/session`, jar, { method: 'DELETE' })));
+    keep(jar, out);
+    expect(out.status).toBe(200);
+    const body = (await out.json()) as { signedOut: boolean; endSessionUrl: string };
+    expect(body.signedOut).toBe(true);
+    const end = new URL(body.endSessionUrl);
+    expect(`${end.origin}${end.pathname}`).toBe(`${tp.issuer}/session/end`);
+    expect(end.searchParams.get('client_id')).toBe(tp.clientId);
+    expect(end.searchParams.get('post_logout_redirect_uri')).toBe(`${BASE}/`);
+    const hint = end.searchParams.get('id_token_hint')!;
+    const claims = JSON.parse(Buffer.from(hint.split('.')[1]!, 'base64url').toString('utf8')) as {
+      sub: string;
+      aud: string;
+    };
+    expect(claims).toMatchObject({ sub: 'alice', aud: tp.clientId });
+    expect(jar.has(SESSION_COOKIE)).toBe(false);
+    expect(getConsoleAuth()!.size).toBe(1); // the other sign-in's session
+
+    // The browser at the provider: the logout page asks to confirm (a form with its xsrf token).
+    const ask = await record(await fetch(end, { headers: { cookie: cookieHeader(providerJar) } }));
+    keep(providerJar, ask);
+    expect(ask.status).toBe(200);
+    const form = await ask.text();
+    const action = /<form[^>]*action="([^"]+)"/.exec(form)![1]!;
+    const xsrf = /name="xsrf" value="([^"]+)"/.exec(form)![1]!;
+    const confirm = await record(
+      await fetch(new URL(action, tp.issuer), {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie: cookieHeader(providerJar), 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ xsrf, logout: 'yes' }).toString(),
+      }),
+    );
+    keep(providerJar, confirm);
+    expect(confirm.status).toBe(303);
+    // Back to the console's root.
+    expect(confirm.headers.get('location')).toBe(`${BASE}/`);
+
+    // The provider's session is over: the next sign-in goes through its login again.
+    const after = await signIn(new Map(), { providerJar });
+    expect(after.response.status).toBe(302);
+    expect(after.hops.some((u) => new URL(u).pathname.startsWith('/interaction/'))).toBe(true);
+  });
+
+  it('signing out of a token session names no provider logout', async () => {
+    await useOidc();
+    const session = getConsoleAuth()!.login('console-token-for-tests')!;
+    const out = await record(
+      deleteSession(
+        consoleReq(`${BASE}/api/session`, new Map([[SESSION_COOKIE, session.id]]), { method: 'DELETE' }),
+      ),
+    );
+    expect(await out.json()).toEqual({ authenticated: false, signedOut: true });
+    expect(getConsoleAuth()!.size).toBe(0);
   });
 
   it('the client secret is in no answer, no log line, and not in the sign-in object as printed', async () => {

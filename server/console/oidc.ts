@@ -5,7 +5,8 @@
  * SameSite=Lax cookie binds to the browser (Lax: the provider's redirect back is a cross-site
  * navigation, which a Strict cookie would not survive). The callback checks state, trades the code,
  * lets openid-client validate the ID token (signature, issuer, audience, expiry, nonce) and yields
- * the identity a console session carries: `{user, groups}`.
+ * the identity a console session carries: `{user, groups}`, and the ID token, which the session keeps
+ * on the server for the provider's logout (RP-initiated: `endSessionUrl`).
  *
  * The client secret is read by reference (a file or an environment variable), kept in a private
  * field, and never logged, put in an error message or sent to the browser.
@@ -54,15 +55,37 @@ export const OidcConfig = z.strictObject({
 export type OidcConfig = z.infer<typeof OidcConfig>;
 export type OidcConfigInput = z.input<typeof OidcConfig>;
 
-/** A refused sign-in: the HTTP status to answer and a message fit to show (never a secret). */
+/** Why a sign-in was refused, in the words the readable error page uses as its heading. */
+export type OidcFailure =
+  | 'expired'
+  | 'state'
+  | 'provider-refused'
+  | 'answer-refused'
+  | 'no-user'
+  | 'not-allowed'
+  | 'provider-unreachable';
+
+/**
+ * A refused sign-in: the HTTP status to answer, a message fit to show (never a secret, code or
+ * token), what kind of failure it is, and the provider's own words when it gave a reason (untrusted
+ * text: escape it wherever it is shown).
+ */
 export class OidcError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    readonly failure: OidcFailure = 'answer-refused',
+    readonly providerSaid?: string,
   ) {
     super(message);
     this.name = 'OidcError';
   }
+}
+
+/** A finished sign-in: who signed in, and the ID token (kept on the server for the provider's logout). */
+export interface OidcSignInResult {
+  identity: ConsoleIdentity;
+  idToken: string;
 }
 
 /** Reads the client secret the config refers to; throws naming the file or variable, never the value. */
@@ -108,6 +131,8 @@ export class OidcSignIn {
   readonly #secret: string;
   readonly #pending = new Map<string, Pending>();
   #discovered: Promise<client.Configuration> | undefined;
+  /** The discovered metadata once it is there (sign-out builds its URL without waiting). */
+  #config: client.Configuration | undefined;
   private readonly maxPending: number;
   private readonly pendingTtlMs: number;
   private readonly logger: Pick<Console, 'warn'>;
@@ -152,12 +177,15 @@ export class OidcSignIn {
             ...(issuer.protocol === 'https:' ? [] : [client.allowInsecureRequests]),
           ],
         })
-        .catch((e: unknown) => {
-          this.#discovered = undefined;
-          const message = `cannot use the OpenID provider ${this.config.issuer}: ${describe(e)}`;
-          this.logger.warn(`meshdeck console: ${message}`);
-          throw new OidcError(502, message);
-        });
+        .then(
+          (c) => (this.#config = c),
+          (e: unknown) => {
+            this.#discovered = undefined;
+            const message = `cannot use the OpenID provider ${this.config.issuer}: ${describe(e)}`;
+            this.logger.warn(`meshdeck console: ${message}`);
+            throw new OidcError(502, message, 'provider-unreachable');
+          },
+        );
     }
     return this.#discovered;
   }
@@ -188,28 +216,29 @@ export class OidcSignIn {
   }
 
   /**
-   * Finishes the sign-in `txId` started with the parameters the provider sent back: the identity, or
-   * an OidcError. A sign-in is used up by its first callback, whatever the outcome.
+   * Finishes the sign-in `txId` started with the parameters the provider sent back: the identity and
+   * ID token, or an OidcError. A sign-in is used up by its first callback, whatever the outcome.
    */
-  async finish(txId: string | undefined, params: URLSearchParams): Promise<ConsoleIdentity> {
+  async finish(txId: string | undefined, params: URLSearchParams): Promise<OidcSignInResult> {
     const pending = txId === undefined ? undefined : this.#pending.get(txId);
     if (txId !== undefined) this.#pending.delete(txId);
     if (!pending || pending.expires < this.now())
       throw new OidcError(
         400,
         'no sign-in is in progress in this browser (it expired, was used already, or cookies are off): sign in again',
+        'expired',
       );
     const error = params.get('error');
-    if (error !== null)
-      throw new OidcError(
-        401,
-        `the OpenID provider refused the sign-in: ${error}${params.has('error_description') ? `: ${params.get('error_description')}` : ''}`,
-      );
+    if (error !== null) {
+      const said = `${error}${params.has('error_description') ? `: ${params.get('error_description')}` : ''}`;
+      throw new OidcError(401, `the OpenID provider refused the sign-in: ${said}`, 'provider-refused', said);
+    }
     const state = params.get('state');
     if (state === null || !secretsEqual(state, pending.state))
       throw new OidcError(
         400,
         'the sign-in state does not match (a forged or crossed callback): sign in again',
+        'state',
       );
     const config = await this.configuration();
     // The redirect URL as registered, not the request's own URL: behind a proxy they differ.
@@ -224,7 +253,13 @@ export class OidcSignIn {
         idTokenExpected: true,
       });
     } catch (e) {
-      throw new OidcError(401, `the OpenID provider's answer was refused: ${describe(e)}`);
+      if (unreachable(e))
+        throw new OidcError(
+          502,
+          `cannot reach the OpenID provider to finish the sign-in: ${describe(e)}`,
+          'provider-unreachable',
+        );
+      throw new OidcError(401, `the OpenID provider's answer was refused: ${describe(e)}`, 'answer-refused');
     }
     let claims: Record<string, unknown> = { ...tokens.claims()! };
     const { userClaim, groupsClaim } = this.config;
@@ -238,7 +273,11 @@ export class OidcSignIn {
         const info = await client.fetchUserInfo(config, tokens.access_token, claims.sub as string);
         claims = { ...info, ...claims };
       } catch (e) {
-        throw new OidcError(502, `cannot read the user's claims from the OpenID provider: ${describe(e)}`);
+        throw new OidcError(
+          502,
+          `cannot read the user's claims from the OpenID provider: ${describe(e)}`,
+          'provider-unreachable',
+        );
       }
     }
     const user = [userClaim ? claims[userClaim] : (claims.email ?? claims.preferred_username)].find(
@@ -248,6 +287,7 @@ export class OidcSignIn {
       throw new OidcError(
         403,
         `the ID token names no user (claim ${userClaim ?? '"email" or "preferred_username"'} is missing)`,
+        'no-user',
       );
     const rawGroups = claims[groupsClaim];
     const groups = Array.isArray(rawGroups)
@@ -258,15 +298,29 @@ export class OidcSignIn {
       throw new OidcError(
         403,
         `${user} may not use this console: not a member of ${allowed.map((g) => `"${g}"`).join(', ')}`,
+        'not-allowed',
       );
-    return { user, groups, method: 'oidc' };
+    return { identity: { user, groups, method: 'oidc' }, idToken: tokens.id_token! };
   }
 
-  /** The provider's RP-initiated logout URL, if it has one (after the console session has ended). */
-  async endSessionUrl(): Promise<URL | undefined> {
-    const config = await this.configuration().catch(() => undefined);
+  /** Where the provider sends the browser after its logout: the console's root. */
+  get postLogoutRedirectUri(): string {
+    return new URL('/', this.config.redirectUrl).href;
+  }
+
+  /**
+   * The provider's RP-initiated logout URL for the session that `idToken` opened (the browser goes
+   * there after the console session has ended), or undefined when the provider offers none. Synchronous:
+   * an OIDC session exists only after this process discovered the provider.
+   */
+  endSessionUrl(idToken: string | undefined): URL | undefined {
+    const config = this.#config;
     if (!config?.serverMetadata().end_session_endpoint) return undefined;
-    return client.buildEndSessionUrl(config, { client_id: this.config.clientId });
+    return client.buildEndSessionUrl(config, {
+      client_id: this.config.clientId,
+      post_logout_redirect_uri: this.postLogoutRedirectUri,
+      ...(idToken ? { id_token_hint: idToken } : {}),
+    });
   }
 
   private prune(): void {
@@ -278,6 +332,13 @@ export class OidcSignIn {
   toJSON(): unknown {
     return { issuer: this.config.issuer, clientId: this.config.clientId, providerName: this.providerName };
   }
+}
+
+/** Whether an error means the provider could not be reached (or answered like a broken server). */
+function unreachable(e: unknown): boolean {
+  if (e instanceof client.ClientError) return e.code === 'OAUTH_RESPONSE_IS_NOT_CONFORM';
+  // fetch() throws a bare TypeError ("fetch failed") when the connection fails.
+  return e instanceof TypeError;
 }
 
 function describe(e: unknown): string {

@@ -72,10 +72,20 @@ export async function POST(req: Request): Promise<Response> {
   });
 }
 
-/** Signs out: ends the session and removes the cookie. */
+/**
+ * Signs out: ends the session and removes the cookie. A session an OpenID Provider opened ends there
+ * too when the provider offers RP-initiated logout: the answer's `endSessionUrl` (which carries the ID
+ * token as its hint, the only place it ever leaves the server) is where the browser goes next.
+ */
 export function DELETE(req: Request): Response {
   const refused = refuseForeign(req);
   if (refused) return refused;
-  getConsoleAuth()?.logout(readCookie(req, SESSION_COOKIE));
-  return jsonResponse({ authenticated: false }, 200, { 'Set-Cookie': clearedSessionCookie(req) });
+  const ended = getConsoleAuth()?.logout(readCookie(req, SESSION_COOKIE));
+  const endSessionUrl =
+    ended?.identity.method === 'oidc' ? getOidcSignIn()?.endSessionUrl(ended.idToken)?.href : undefined;
+  return jsonResponse(
+    { authenticated: false, signedOut: true, ...(endSessionUrl ? { endSessionUrl } : {}) },
+    200,
+    { 'Set-Cookie': clearedSessionCookie(req) },
+  );
 }

@@ -1,10 +1,15 @@
+import { getConsoleAuth } from '@/server/console/consoleAuth';
 import { clearedTxCookie, getOidcSignIn, OidcError, txCookie } from '@/server/console/oidc';
 import { jsonResponse, refuseForeign } from '@/server/console/routeUtil';
+import { signInErrorResponse } from '@/server/console/signInErrorPage';
 
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
 
-/** Starts an OIDC sign-in: 302 to the provider, with the cookie that ties this browser to it. */
+/**
+ * Starts an OIDC sign-in: 302 to the provider, with the cookie that ties this browser to it; or the
+ * readable page (JSON when asked for) that says why it cannot start, e.g. the provider is down.
+ */
 export async function GET(req: Request): Promise<Response> {
   const refused = refuseForeign(req);
   if (refused) return refused;
@@ -18,7 +23,11 @@ export async function GET(req: Request): Promise<Response> {
       headers: { Location: url.href, 'Set-Cookie': txCookie(oidc, txId), 'Cache-Control': 'no-store' },
     });
   } catch (e) {
-    const status = e instanceof OidcError ? e.status : 500;
-    return jsonResponse({ error: (e as Error).message }, status, { 'Set-Cookie': clearedTxCookie(oidc) });
+    if (!(e instanceof OidcError)) console.error('meshdeck console: OIDC sign-in could not start:', e);
+    return signInErrorResponse(req, e, {
+      tokenSignIn: getConsoleAuth()?.tokenSignIn ?? false,
+      providerName: oidc.providerName,
+      headers: new Headers({ 'Set-Cookie': clearedTxCookie(oidc) }),
+    });
   }
 }

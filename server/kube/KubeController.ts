@@ -66,8 +66,11 @@ export interface KubeControllerOptions {
   xds?: MeshXdsPublisher;
   /** Options of the controller's own l7mp Reconciler (drift check interval, timeouts...). */
   reconciler?: ReconcilerOptions;
-  /** Coalescing and restart backoff of the informers. */
-  source?: Pick<KubeSourceOptions, 'coalesceMs' | 'coalesceMaxMs' | 'backoff'>;
+  /** Coalescing, restart backoff, idle-watch relist and request timeout of the informers. */
+  source?: Pick<
+    KubeSourceOptions,
+    'coalesceMs' | 'coalesceMaxMs' | 'backoff' | 'watchIdleMs' | 'requestTimeoutMs'
+  >;
   /** Quiet period before status is computed and written; default 100 ms. */
   statusCoalesceMs?: number;
   /** The field manager of status writes; default `meshdeck-controller`. */

@@ -9,6 +9,13 @@
  * the source restarts it with bounded exponential backoff and full jitter; a restart resumes from the
  * last resourceVersion, and the API server answers 410 (relist, with deletes for what vanished) when
  * that is too old. While an informer is down the last snapshot stands: proxies keep their config.
+ *
+ * Half-open watches: a watch whose TCP connection silently died (a NAT or load balancer forgot it) never
+ * errors and never ends, so the informer would go stale for good (kubernetes-client/javascript#958). The
+ * watches ask for bookmarks (the API server sends one about every minute to an idle watch), and an
+ * informer whose watch saw no event at all for `watchIdleMs` relists: its watch is aborted and made to
+ * look like 410 Gone to the informer, which lists again and emits only what differs from its cache. A
+ * list, or a watch that gets no answer, fails after `requestTimeoutMs` (the client sets no timeout).
  */
 import { EventEmitter } from 'node:events';
 import * as k8s from '@kubernetes/client-node';
@@ -47,6 +54,13 @@ export interface KubeSourceOptions {
   coalesceMaxMs?: number;
   /** Restart backoff after an informer error: the first within baseMs, doubling up to capMs. */
   backoff?: { baseMs: number; capMs: number };
+  /**
+   * Relist an informer whose open watch saw no event (bookmarks included) for this long; default 5 min.
+   * Keep it above the API server's bookmark period (about 1 min) so that a healthy idle watch never relists.
+   */
+  watchIdleMs?: number;
+  /** A list, or a watch request without response headers, fails after this long; default 30 s. */
+  requestTimeoutMs?: number;
   random?: () => number;
   logger?: KubeSourceLogger;
 }
@@ -65,7 +79,7 @@ export interface InformerState {
   kind: KubeSourceKind;
   /** Listed at least once. */
   synced: boolean;
-  /** Running: listed and watching (false while waiting to restart). */
+  /** Listed and watching: its watch request is open (false while listing, connecting or waiting to restart). */
   running: boolean;
   /** Restarts after errors so far. */
   restarts: number;
@@ -73,6 +87,12 @@ export interface InformerState {
   attempts: number;
   /** Full lists so far: the first one, and every relist (410 Gone, a restart without a resourceVersion). */
   lists: number;
+  /** Relists because the open watch saw no event for `watchIdleMs` (a half-open connection, likely). */
+  idleRelists: number;
+  /** Watch bookmarks received (the API server's sign of life on an idle watch). */
+  bookmarks: number;
+  /** When the open watch last delivered an event (bookmarks included), or opened. */
+  lastEventAt?: string;
   lastError?: { at: string; message: string };
   nextRestartAt?: string;
   objects: number;
@@ -87,6 +107,7 @@ export interface KubeSourceEvents {
 interface Resource {
   kind: KubeSourceKind;
   informer: k8s.Informer<k8s.KubernetesObject> & k8s.ObjectCache<k8s.KubernetesObject>;
+  watch: TrackedWatch;
   /** namespace/name -> lean object and its canonical JSON. */
   objects: Map<string, { lean: LeanKubeObject; json: string }>;
   synced: boolean;
@@ -94,6 +115,10 @@ interface Resource {
   restarts: number;
   attempts: number;
   lists: number;
+  idleRelists: number;
+  bookmarks: number;
+  /** Date.now() of the open watch's last event or opening. */
+  lastEventAt?: number;
   /** Counts errors, to tell whether a start attempt saw one. */
   errors: number;
   lastError?: { at: string; message: string };
@@ -112,6 +137,9 @@ export class KubeSource extends EventEmitter<KubeSourceEvents> {
   private readonly coalesceMaxMs: number;
   private readonly backoff: { baseMs: number; capMs: number };
   private readonly random: () => number;
+  private readonly watchIdleMs: number;
+  private readonly requestTimeoutMs: number;
+  private idleTimer: NodeJS.Timeout | undefined;
   private changedKinds = new Set<KubeSourceKind>();
   private changedServices = new Set<string>();
   private flushTimer: NodeJS.Timeout | undefined;
@@ -128,6 +156,10 @@ export class KubeSource extends EventEmitter<KubeSourceEvents> {
     this.coalesceMaxMs = Math.max(options.coalesceMaxMs ?? 100, this.coalesceMs);
     this.backoff = options.backoff ?? { baseMs: 250, capMs: 30_000 };
     this.random = options.random ?? Math.random;
+    this.watchIdleMs = options.watchIdleMs ?? 300_000;
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+    if (!(this.watchIdleMs > 0) || !(this.requestTimeoutMs > 0))
+      throw new Error('KubeSource: watchIdleMs and requestTimeoutMs must be positive');
     this.resources = KUBE_SOURCE_KINDS.map((kind) => this.makeResource(kind));
   }
 
@@ -136,6 +168,9 @@ export class KubeSource extends EventEmitter<KubeSourceEvents> {
     if (this.started || this.stopped) return;
     this.started = true;
     for (const r of this.resources) void this.run(r);
+    // Checked a few times per idle period, so a stale watch relists within 1.25 × watchIdleMs.
+    this.idleTimer = setInterval(() => this.relistIdle(), Math.min(this.watchIdleMs / 4, 30_000));
+    this.idleTimer.unref?.();
   }
 
   /** Resolves once the first snapshot was emitted; rejects after `timeoutMs` with what is missing. */
@@ -168,15 +203,25 @@ export class KubeSource extends EventEmitter<KubeSourceEvents> {
     return this.resource(kind).informer.get(name, namespace);
   }
 
+  /** The lean objects of every kind as the informers hold them now (what the next snapshot is built from). */
+  leanObjects(): KubeObjects {
+    return Object.fromEntries(
+      this.resources.map((r) => [r.kind, [...r.objects.values()].map((o) => o.lean)]),
+    ) as unknown as KubeObjects;
+  }
+
   /** Every informer's health. */
   states(): InformerState[] {
     return this.resources.map((r) => ({
       kind: r.kind,
       synced: r.synced,
-      running: r.running,
+      running: r.running && r.watch.open,
       restarts: r.restarts,
       attempts: r.attempts,
       lists: r.lists,
+      idleRelists: r.idleRelists,
+      bookmarks: r.bookmarks,
+      ...(r.lastEventAt !== undefined ? { lastEventAt: new Date(r.lastEventAt).toISOString() } : {}),
       ...(r.lastError ? { lastError: { ...r.lastError } } : {}),
       ...(r.nextRestartAt !== undefined ? { nextRestartAt: new Date(r.nextRestartAt).toISOString() } : {}),
       objects: r.objects.size,
@@ -188,6 +233,7 @@ export class KubeSource extends EventEmitter<KubeSourceEvents> {
     if (this.stopped) return;
     this.stopped = true;
     clearTimeout(this.flushTimer);
+    clearInterval(this.idleTimer);
     for (const r of this.resources) clearTimeout(r.timer);
     await Promise.all(this.resources.map((r) => r.informer.stop().catch(() => undefined)));
   }
@@ -230,18 +276,31 @@ export class KubeSource extends EventEmitter<KubeSourceEvents> {
     }
     const counted = () => {
       r.lists++;
-      return list();
+      return withTimeout(list(), this.requestTimeoutMs, `listing ${path}`);
     };
-    const informer = k8s.makeInformer(kc, path, counted);
+    // makeInformer(kc, path, list) is exactly this ListWatch, but with a Watch we cannot observe.
+    const watch = new TrackedWatch(kc, this.requestTimeoutMs, {
+      opened: () => {
+        r.lastEventAt = Date.now();
+      },
+      event: (type) => {
+        r.lastEventAt = Date.now();
+        if (type === 'BOOKMARK') r.bookmarks++;
+      },
+    });
+    const informer = new k8s.ListWatch(path, watch, counted, false);
     const r: Resource = {
       kind,
       informer,
+      watch,
       objects: new Map(),
       synced: false,
       running: false,
       restarts: 0,
       attempts: 0,
       lists: 0,
+      idleRelists: 0,
+      bookmarks: 0,
       errors: 0,
     };
     informer.on('add', (o) => this.upsert(r, o));
@@ -278,6 +337,23 @@ export class KubeSource extends EventEmitter<KubeSourceEvents> {
     if (!r.synced) {
       r.synced = true;
       if (this.resources.every((x) => x.synced)) this.flushNow(true);
+    }
+  }
+
+  /** Relists every informer whose open watch has been silent for watchIdleMs. */
+  private relistIdle(): void {
+    if (this.stopped) return;
+    const now = Date.now();
+    for (const r of this.resources) {
+      if (!r.running || !r.watch.open || r.lastEventAt === undefined) continue;
+      const idle = now - r.lastEventAt;
+      if (idle < this.watchIdleMs) continue;
+      this.logger.info(
+        `meshdeck kube: ${r.kind} watch silent for ${Math.round(idle / 1000)} s (no event, no bookmark); relisting`,
+      );
+      r.idleRelists++;
+      r.lastEventAt = now;
+      r.watch.relist();
     }
   }
 
@@ -372,6 +448,103 @@ export class KubeSource extends EventEmitter<KubeSourceEvents> {
     this.emit('snapshot', snapshot, change);
     for (const w of this.syncWaiters.splice(0)) w();
   }
+}
+
+interface WatchHooks {
+  /** The server answered 200: the watch is open. */
+  opened(): void;
+  /** An event arrived on the open watch (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR). */
+  event(type: string): void;
+}
+
+/**
+ * The client's Watch with bookmarks on, its events observed, a deadline on the response headers (node-fetch
+ * `timeout`, which does not cover the body, so a long watch is not cut), and relist(): abort the open
+ * watch so that the informer sees 410 Gone, on which it relists by itself (no error, no backoff).
+ */
+class TrackedWatch extends k8s.Watch {
+  private current: { controller: AbortController; relist: boolean } | undefined;
+
+  constructor(
+    kubeConfig: k8s.KubeConfig,
+    connectTimeoutMs: number,
+    private readonly hooks: WatchHooks,
+  ) {
+    // The watch asks its config for the fetch options: add the timeout there, and nothing else changes.
+    const config = Object.create(kubeConfig) as k8s.KubeConfig;
+    config.applyToFetchOptions = async (opts) => ({
+      ...(await kubeConfig.applyToFetchOptions(opts)),
+      timeout: connectTimeoutMs,
+    });
+    super(config);
+  }
+
+  /** Whether a watch request is open (the server answered and has not ended it). */
+  get open(): boolean {
+    return this.current !== undefined;
+  }
+
+  /** Ends the open watch so that the informer relists; false when none is open. */
+  relist(): boolean {
+    const current = this.current;
+    if (!current) return false;
+    current.relist = true;
+    current.controller.abort();
+    return true;
+  }
+
+  override async watch(
+    path: string,
+    queryParams: Record<string, string | number | boolean | undefined>,
+    callback: (phase: string, apiObj: unknown, watchObj?: unknown) => void,
+    done: (err: unknown) => void,
+  ): Promise<AbortController> {
+    const attempt: { controller?: AbortController; relist: boolean; ended: boolean } = {
+      relist: false,
+      ended: false,
+    };
+    const controller = await super.watch(
+      path,
+      { ...queryParams, allowWatchBookmarks: true },
+      (phase, obj, data) => {
+        if (!attempt.ended) this.hooks.event(phase);
+        callback(phase, obj, data);
+      },
+      (err) => {
+        attempt.ended = true;
+        if (this.current === attempt) this.current = undefined;
+        done(
+          attempt.relist
+            ? Object.assign(new Error('relist: the watch was silent'), { statusCode: 410 })
+            : err,
+        );
+      },
+    );
+    // done() before this point: the request failed (or was answered with an error status).
+    if (!attempt.ended) {
+      attempt.controller = controller;
+      this.current = attempt as { controller: AbortController; relist: boolean };
+      this.hooks.opened();
+    }
+    return controller;
+  }
+}
+
+/** `promise`, or a rejection after `ms` (the promise's own outcome is then ignored). */
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
+    promise.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(timer);
+        reject(e as Error);
+      },
+    );
+  });
 }
 
 /** A short description of an informer error: the HTTP status and the server's message when there is one. */

@@ -1,9 +1,5 @@
-import { existsSync } from 'node:fs';
-import { createServer } from 'node:http';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { createOidcSignIn, oidcConfigFromFlags, type OidcSignIn } from '../console/oidc';
-import { resolveConsoleToken, serveConsole } from '../console/serveConsole';
+import { serveConsole } from '../console/serveConsole';
 import { ControlPlane } from '../controlPlane/ControlPlane';
 import { localMeshStateDir } from '../controlPlane/localMeshPaths';
 import { setControlPlane } from '../controlPlane/registry';
@@ -11,8 +7,7 @@ import { AdsListenError } from '../xds/meshXds';
 import type { CliCommand } from './args';
 import { CliError, ExitCode } from './cliError';
 import type { CliIo } from './cliIo';
-
-const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+import { consoleBuilt, REPO_ROOT, resolveSignIn, startConsoleHttp } from './consoleHttp';
 
 /**
  * `meshdeck serve [DIR]`: the control plane on the local mesh of DIR (with its ADS server unless
@@ -21,26 +16,13 @@ const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..
  */
 export async function runServe(cmd: Extract<CliCommand, { command: 'serve' }>, io: CliIo): Promise<number> {
   if (cmd.kube) return (await import('../kube/kubeControlPlaneServe')).runKubeServe(cmd, io);
-  if (!existsSync(path.join(REPO_ROOT, '.next', 'BUILD_ID'))) {
+  if (!consoleBuilt()) {
     throw new CliError(
       'serve: the console is not built yet; run `npm run build` first (npm run demo does both)',
       ExitCode.usage,
     );
   }
-  let token: string;
-  try {
-    token = resolveConsoleToken(cmd.token);
-  } catch (e) {
-    throw new CliError(`serve: ${(e as Error).message}`, ExitCode.usage);
-  }
-  let oidc: OidcSignIn | undefined;
-  try {
-    const config = oidcConfigFromFlags(cmd.oidc ?? {});
-    // The provider itself is asked at the first sign-in: a provider down now does not stop the console.
-    if (config) oidc = await createOidcSignIn(config);
-  } catch (e) {
-    throw new CliError(`serve: OIDC sign-in: ${(e as Error).message}`, ExitCode.usage);
-  }
+  const { token, oidc } = await resolveSignIn(cmd);
   const started = Date.now();
   let cp: ControlPlane;
   try {
@@ -80,22 +62,11 @@ export async function runServe(cmd: Extract<CliCommand, { command: 'serve' }>, i
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
   try {
-    const { default: next } = await import('next');
-    const app = next({ dev: false, dir: REPO_ROOT, hostname: cmd.host, port: cmd.port });
-    const handle = app.getRequestHandler();
-    await app.prepare();
-    const server = createServer((req, res) => void handle(req, res));
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(cmd.port, cmd.host, resolve);
-    });
+    await startConsoleHttp(cmd.host, cmd.port);
   } catch (e) {
     await served.dispose().catch(() => undefined);
     await cp.stop();
-    throw new CliError(
-      `serve: cannot start the console on ${cmd.host}:${cmd.port}: ${(e as Error).message}`,
-      ExitCode.usage,
-    );
+    throw e;
   }
 
   await Promise.race([cp.whenIdle(), new Promise((r) => setTimeout(r, 20000))]);

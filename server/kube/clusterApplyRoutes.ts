@@ -36,6 +36,7 @@ type Prepared =
       revision: number;
       body: z.infer<typeof ClusterApplyBody> | z.infer<typeof DryRunBody>;
       store: DraftStore;
+      kinds: { kinds?: readonly string[] };
     };
 
 async function prepare(req: Request, schema: typeof DryRunBody | typeof ClusterApplyBody): Promise<Prepared> {
@@ -78,6 +79,7 @@ async function prepare(req: Request, schema: typeof DryRunBody | typeof ClusterA
     revision: state.revision,
     body: parsed.data,
     store: d.store,
+    kinds: cluster.applyKinds ? { kinds: cluster.applyKinds } : {},
   };
 }
 
@@ -89,7 +91,7 @@ async function prepare(req: Request, schema: typeof DryRunBody | typeof ClusterA
 export async function postClusterDryRun(req: Request): Promise<Response> {
   const p = await prepare(req, DryRunBody);
   if (!p.ok) return p.response;
-  const result = await p.apply.dryRun(p.files, p.body);
+  const result = await p.apply.dryRun(p.files, { ...p.body, ...p.kinds });
   const targets = result.objects.filter((o) => o.action !== 'skipped' && o.ref.kind !== '').map((o) => o.ref);
   const verbs = p.body.prune ? [...APPLY_VERBS, 'delete'] : APPLY_VERBS;
   const access = await canApply(p.client, p.user, targets, verbs);
@@ -119,7 +121,7 @@ export async function postClusterApply(req: Request): Promise<Response> {
   if (!release) return jsonResponse({ error: 'another apply is running; wait for it to finish' }, 409);
   let result;
   try {
-    result = await p.apply.apply(p.files, body);
+    result = await p.apply.apply(p.files, { ...body, ...p.kinds });
   } finally {
     release();
   }

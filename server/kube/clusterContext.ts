@@ -10,6 +10,11 @@ export interface ClusterContext {
   client: ClusterClient;
   /** Where the kubeconfig came from, for messages. */
   kubeconfigPath?: string;
+  /**
+   * The kinds the console applies (default DEFAULT_APPLY_KINDS). Kubernetes mode applies the mesh kinds
+   * only: its drafts hold the cluster's own Services read back, which Meshdeck must not take over.
+   */
+  applyKinds?: readonly string[];
 }
 
 const KEY = Symbol.for('meshdeck.cluster');

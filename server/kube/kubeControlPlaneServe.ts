@@ -1,8 +1,11 @@
 /**
  * `meshdeck serve --kubeconfig PATH [--namespace NS]`: one replica of the Kubernetes-mode control plane
- * (kubeControlPlane.ts) with its ADS server, until SIGINT/SIGTERM; then it leaves the election, releasing
- * the Lease once its pushes and status writes settled, so another replica takes over at once.
+ * (kubeControlPlane.ts) with its ADS server and, when the console is built, the console: its drafts start
+ * from the cluster's objects (a mirror directory, clusterMirror.ts) and apply with server-side apply as
+ * the signed-in user. Runs until SIGINT/SIGTERM; then it leaves the election, releasing the Lease once its
+ * pushes and status writes settled, so another replica takes over at once.
  */
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import type { CliCommand } from '../cli/args';
@@ -11,6 +14,14 @@ import type { CliIo } from '../cli/cliIo';
 import { localMeshStateDir } from '../controlPlane/localMeshPaths';
 import { AdsServer } from '../xds/AdsServer';
 import { AdsListenError, listenAds, MeshXdsPublisher } from '../xds/meshXds';
+import { MESH_CRD_KINDS } from '@/lib/kube/kubeSnapshot';
+import { consoleBuilt, REPO_ROOT, resolveSignIn, startConsoleHttp } from '../cli/consoleHttp';
+import { serveConsole, type ServedConsole } from '../console/serveConsole';
+import { setControlPlane } from '../controlPlane/registry';
+import { ClusterClient } from './clusterClient';
+import { setClusterContext } from './clusterContext';
+import { ClusterMirror } from './clusterMirror';
+import { KubeConsole } from './kubeConsole';
 import { KubeControlPlane, LEASE_NAME } from './kubeControlPlane';
 
 const SYNC_WAIT_MS = 30_000;
@@ -32,8 +43,12 @@ export async function runKubeServe(
   }
   if (!kc.getCurrentCluster())
     throw new CliError(`serve: --kubeconfig ${kubeconfig} has no current cluster`, ExitCode.usage);
+  const withConsole = consoleBuilt();
+  // Before anything starts: a bad OIDC configuration is a usage error.
+  const signIn = withConsole ? await resolveSignIn(cmd) : undefined;
   const publisher = new MeshXdsPublisher();
   let ads: AdsServer | undefined;
+  let adsListen: { listen: string; tls: boolean } | undefined;
   let adsLine = 'xDS: off (--no-xds)\n';
   if (cmd.xds) {
     ads = new AdsServer({
@@ -48,6 +63,7 @@ export async function runKubeServe(
         ...(caDir ? { tlsDir: caDir } : { insecure: true }),
       });
       const host = cmd.xds.host.includes(':') ? `[${cmd.xds.host}]` : cmd.xds.host;
+      adsListen = { listen: `${host}:${port}`, tls };
       adsLine = tls
         ? `xDS (ADS): ${host}:${port}, mTLS: proxies present a certificate from the CA in ${caDir}\n`
         : `xDS (ADS): ${host}:${port}, plaintext (--xds-insecure): proxies are not authenticated\n`;
@@ -67,10 +83,16 @@ export async function runKubeServe(
     xds: publisher,
   });
   let closing = false;
+  let consoleParts: { served: ServedConsole; mirror: ClusterMirror; view: KubeConsole } | undefined;
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
     io.stderr(`meshdeck: ${signal}: leaving the election and stopping\n`);
+    if (consoleParts) {
+      consoleParts.view.stop();
+      await consoleParts.mirror.stop();
+      await consoleParts.served.dispose().catch(() => undefined);
+    }
     await cp.stop();
     await ads?.stop();
     process.exit(0);
@@ -82,6 +104,51 @@ export async function runKubeServe(
     () => true,
     () => false,
   );
+  let consoleLine = 'console: not built (run `npm run build`): control plane only\n';
+  if (withConsole && signIn) {
+    const server = kc.getCurrentCluster()!.server;
+    // Each cluster (and namespace) has its own drafts, GitOps repository and mirror of the cluster.
+    const stateDir = path.join(
+      localMeshStateDir(),
+      'kube',
+      createHash('sha256')
+        .update(`${server}\n${namespace ?? ''}`)
+        .digest('hex')
+        .slice(0, 16),
+    );
+    const mirror = new ClusterMirror(path.join(stateDir, 'cluster'), cp.controller.source);
+    // The drafts' first base is what the informers listed (empty if they have not synced yet).
+    await mirror.writeNow();
+    mirror.start();
+    const view = new KubeConsole({
+      cp,
+      server,
+      ...(namespace ? { namespace } : {}),
+      ...(ads && adsListen ? { xds: { server: ads, publisher, ...adsListen } } : {}),
+    });
+    setControlPlane(view);
+    setClusterContext({
+      client: new ClusterClient(kc),
+      kubeconfigPath: kubeconfig,
+      applyKinds: MESH_CRD_KINDS,
+    });
+    const served = await serveConsole({
+      meshDir: mirror.dir,
+      host: cmd.host,
+      port: cmd.port,
+      token: signIn.token,
+      ...(signIn.oidc ? { oidc: signIn.oidc } : {}),
+      stateDir,
+      examplesDir: path.join(REPO_ROOT, 'examples'),
+    });
+    consoleParts = { served, mirror, view };
+    await startConsoleHttp(cmd.host, cmd.port);
+    consoleLine =
+      `Meshdeck console: ${served.url}\n` +
+      (signIn.oidc
+        ? `sign-in: OIDC at ${signIn.oidc.config.issuer}${signIn.oidc.config.tokenSignIn ? ', or the token in the URL above' : ' only (the token opens no session)'}\n`
+        : '');
+  }
   const h = cp.health();
   const informers = h.informers.filter((s) => s.synced).length;
   io.stdout(
@@ -91,7 +158,8 @@ export async function runKubeServe(
       `${h.leader ? `, leader ${h.leader}` : ', no leader yet'}\n` +
       `informers: ${informers}/${h.informers.length} synced` +
       `${synced ? `, ready in ${((Date.now() - started) / 1000).toFixed(1)} s` : ` after ${SYNC_WAIT_MS / 1000} s (still trying)`}\n` +
-      adsLine,
+      adsLine +
+      consoleLine,
   );
   await new Promise(() => {}); // serve until a signal
   return 0;

@@ -17,6 +17,16 @@ export async function POST(req: Request): Promise<Response> {
   const ctx = getConsoleContext();
   const cp = getControlPlane();
   if (!ctx || !cp) return notServing();
+  // The drafts of a cluster start from a copy of it; writing into that copy would change nothing.
+  if (cp.live.get().mesh.mode === 'kubernetes') {
+    return jsonResponse(
+      {
+        error:
+          'this console runs on a Kubernetes cluster: apply with POST /api/cluster/apply (server-side apply)',
+      },
+      409,
+    );
+  }
   const d = await draftOf(req, ctx).catch((e: Error) => ({
     ok: false as const,
     response: jsonResponse({ error: `cannot read the draft: ${e.message}` }, 500),

@@ -1,0 +1,279 @@
+// The console in Kubernetes mode, against a REAL kube-apiserver and REAL l7mp processes: seed Example 2 as
+// custom resources; the replica leads (a real Lease); the drafts start from the cluster's objects (the
+// mirror directory); the console's own route handlers dry-run and apply an edit with server-side apply as
+// the signed-in user; the edit reaches the CR, the l7mp proxy, the mirror and the live state. The local
+// apply (POST /api/apply) is refused here: it would only write into the mirror.
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import * as k8s from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { POST as postLocalApply } from '@/app/api/apply/route';
+import { POST as postApply } from '@/app/api/cluster/apply/route';
+import { POST as postDryRun } from '@/app/api/cluster/dry-run/route';
+import { compileMesh } from '@/lib/engine/compileMesh';
+import { MESH_CRD_KINDS } from '@/lib/kube/kubeSnapshot';
+import { parseManifests } from '@/lib/parse/parseManifests';
+import { ConsoleAuth, CSRF_HEADER, SESSION_COOKIE, setConsoleAuth } from '../console/consoleAuth';
+import { setConsoleContext } from '../console/consoleContext';
+import { DraftRegistry } from '../console/DraftRegistry';
+import { setControlPlane } from '../controlPlane/registry';
+import { freePort, type L7mpProcess, startL7mp } from '../testing/startL7mp';
+import { ClusterClient } from './clusterClient';
+import { setClusterContext } from './clusterContext';
+import { ClusterMirror } from './clusterMirror';
+import { KubeConsole } from './kubeConsole';
+import { KubeControlPlane } from './kubeControlPlane';
+import { applySeed, GROUP, installCrds, live, localizer, NS, type Obj, until } from './replicasTestKit';
+import { type KubeApiServer, startKubeApiServer } from './testing/kubeApiServer';
+
+const PROXIES: Record<string, { pod: string; goldenIp: string; ip: string }> = {
+  [`${NS}/gateway-0`]: { pod: 'gateway-0', goldenIp: '10.0.1.1', ip: '127.0.0.6' },
+  [`${NS}/worker-0`]: { pod: 'worker-0', goldenIp: '10.0.4.1', ip: '127.0.0.7' },
+  [`${NS}/worker-1`]: { pod: 'worker-1', goldenIp: '10.0.4.2', ip: '127.0.0.8' },
+};
+/** The admin kubeconfig's user: Meshdeck's own identity here, and the console user it acts for. */
+const ADMIN = { user: 'admin', groups: ['system:masters'] };
+
+let kube: KubeApiServer;
+let kc: k8s.KubeConfig;
+let tmp: string;
+const procs: Record<string, L7mpProcess> = {};
+let ports: Record<number, number>;
+let cp: KubeControlPlane;
+let mirror: ClusterMirror;
+let view: KubeConsole;
+let drafts: DraftRegistry;
+const auth = new ConsoleAuth('kube-console-test-token');
+const logs: string[] = [];
+const context = () => `log:\n${logs.slice(-30).join('\n')}`;
+const logger = {
+  info: (m: string) => logs.push(`info ${m}`),
+  warn: (m: string) => logs.push(`warn ${m}`),
+  error: (m: string) => logs.push(`error ${m}`),
+};
+
+beforeAll(async () => {
+  const ids = Object.keys(PROXIES);
+  const started = await Promise.all([startKubeApiServer(), ...ids.map(() => startL7mp())]);
+  kube = started[0] as KubeApiServer;
+  ids.forEach((id, i) => (procs[id] = started[i + 1] as L7mpProcess));
+  ports = {};
+  for (const p of [8001, 8002, 19000, 19001]) ports[p] = await freePort('udp', '0.0.0.0');
+  const localize = localizer(
+    Object.fromEntries(Object.values(PROXIES).map((p) => [p.goldenIp, p.ip])),
+    ports,
+  );
+  kc = new k8s.KubeConfig();
+  kc.loadFromFile(kube.admin.kubeconfigPath);
+  await installCrds(kube, kc);
+  await applySeed(
+    kc,
+    'seed-example-2',
+    localize,
+    Object.fromEntries(ids.map((id) => [PROXIES[id]!.pod, procs[id]!.apiPort])),
+  );
+  cp = KubeControlPlane.start({
+    kubeConfig: kc,
+    identity: 'console-replica',
+    leaseDurationSeconds: 3,
+    renewDeadlineMs: 2000,
+    retryPeriodMs: 300,
+    controller: { reconciler: { driftIntervalMs: 1000 }, statusCoalesceMs: 50 },
+    logger,
+  });
+  await cp.controller.whenSynced(30_000);
+  tmp = await mkdtemp(path.join(os.tmpdir(), 'md-kube-console-'));
+  mirror = new ClusterMirror(path.join(tmp, 'cluster'), cp.controller.source, { coalesceMs: 50, logger });
+  await mirror.writeNow();
+  mirror.start();
+  view = new KubeConsole({ cp, server: kc.getCurrentCluster()!.server, pollMs: 200 });
+  drafts = new DraftRegistry({ meshDir: mirror.dir, stateDir: path.join(tmp, 'state'), logger });
+  setConsoleAuth(auth);
+  setConsoleContext({ drafts, examplesDir: path.join(tmp, 'no-examples') });
+  setControlPlane(view);
+  setClusterContext({ client: new ClusterClient(kc), applyKinds: MESH_CRD_KINDS });
+}, 240_000);
+
+afterAll(async () => {
+  setConsoleAuth(undefined);
+  setConsoleContext(undefined);
+  setControlPlane(undefined);
+  setClusterContext(undefined);
+  view?.stop();
+  await mirror?.stop();
+  await cp?.stop();
+  await Promise.all(Object.values(procs).map((p) => p.stop()));
+  await kube?.stop();
+  if (tmp) await rm(tmp, { recursive: true, force: true });
+});
+
+const post = (handler: (r: Request) => Promise<Response>, route: string, body: unknown) => {
+  const session = auth.open({ ...ADMIN, method: 'oidc' });
+  return handler(
+    new Request(`http://127.0.0.1:3100${route}`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        cookie: `${SESSION_COOKIE}=${session.id}`,
+        [CSRF_HEADER]: session.csrfToken,
+      },
+      body: JSON.stringify(body),
+    }),
+  );
+};
+
+const mirrorFiles = async () =>
+  Object.fromEntries(
+    await Promise.all(
+      ['default/mesh.yaml', 'default/cluster.yaml'].map(
+        async (f) => [f, await readFile(path.join(mirror.dir, f), 'utf8').catch(() => '')] as const,
+      ),
+    ),
+  );
+
+describe('the console in Kubernetes mode (real API server, real l7mp)', () => {
+  it('shows the cluster: live state in Kubernetes mode, the leader, every proxy in sync', async () => {
+    await until(
+      'leading, three proxies synced',
+      () => {
+        const s = view.live.get();
+        const proxies = Object.values(s.proxies);
+        return (
+          s.mesh.cluster?.leading === true &&
+          proxies.length === 3 &&
+          proxies.every((p) => p.inSync && p.phase === 'synced')
+        );
+      },
+      30_000,
+      context,
+    );
+    const s = view.live.get();
+    expect(s.mesh).toMatchObject({
+      mode: 'kubernetes',
+      cluster: { server: kube.url, leader: 'console-replica', leading: true },
+    });
+    expect(Object.keys(s.proxies).sort()).toEqual(Object.keys(PROXIES).sort());
+    expect(s.proxies[`${NS}/gateway-0`]!.apiUrl).toBe(
+      `http://127.0.0.6:${procs[`${NS}/gateway-0`]!.apiPort}`,
+    );
+    expect(s.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
+  });
+
+  it("starts drafts from the cluster's objects, which compile to exactly what the controller pushes", async () => {
+    const files = await mirrorFiles();
+    expect(files['default/mesh.yaml']).toContain('name: gateway-user-a-vsvc');
+    expect(files['default/cluster.yaml']).toContain('kind: Pod');
+    const draft = (await (await drafts.get('main'))!.get()).draft;
+    expect(Object.keys(draft.files).sort()).toEqual(['default/cluster.yaml', 'default/mesh.yaml']);
+    const compiled = compileMesh(
+      parseManifests(Object.entries(draft.files).map(([p, content]) => ({ path: p, content }))),
+    );
+    expect(compiled.l7mp.proxies).toEqual(cp.controller.compiled!.l7mp.proxies);
+  });
+
+  it('dry-runs and applies an edited draft with server-side apply; the proxy, the mirror and live state follow', async () => {
+    const store = (await drafts.get('main'))!;
+    const state = await store.get();
+    const newPort = await freePort('udp', '0.0.0.0');
+    const docs = parseAllDocuments(state.draft.files['default/mesh.yaml']!);
+    const vsvc = docs.find((d) => d.getIn(['metadata', 'name']) === 'gateway-user-a-vsvc')!;
+    expect(vsvc.getIn(['spec', 'udp', 'port'])).toBe(ports[8001]);
+    vsvc.setIn(['spec', 'udp', 'port'], newPort);
+    const edited = docs.map((d) => d.toString()).join('---\n');
+    const saved = await store.save({
+      draft: { ...state.draft, files: { ...state.draft.files, 'default/mesh.yaml': edited } },
+      baseRevision: state.revision,
+    });
+    expect(saved.ok, JSON.stringify(saved)).toBe(true);
+    const revision = (saved as { revision: number }).revision;
+
+    // The local apply would write into the mirror: refused, with where to go instead.
+    const local = await post(postLocalApply, '/api/apply', { revision });
+    expect(local.status).toBe(409);
+    expect(((await local.json()) as Obj).error).toMatch(/\/api\/cluster\/apply/);
+
+    // The seed's objects were created by another client, which owns spec.udp.port: a conflict, named.
+    const first = (await (await post(postDryRun, '/api/cluster/dry-run', {})).json()) as Obj;
+    const conflict = (first.objects as Obj[]).find(
+      (o) => o.ref.key === 'VirtualService/default/gateway-user-a-vsvc',
+    )!;
+    expect(conflict.action).toBe('conflict');
+    expect(conflict.conflicts).toContainEqual(expect.objectContaining({ field: 'spec.udp.port' }));
+    expect(first.ok).toBe(false);
+
+    const dry = await post(postDryRun, '/api/cluster/dry-run', { force: true });
+    const plan = (await dry.json()) as Obj;
+    expect(dry.status, JSON.stringify(plan)).toBe(200);
+    const byKey = Object.fromEntries((plan.objects as Obj[]).map((o) => [o.ref.key, o]));
+    expect(byKey['VirtualService/default/gateway-user-a-vsvc']).toMatchObject({ action: 'update' });
+    expect(byKey['VirtualService/default/gateway-user-a-vsvc']!.diff).toContainEqual(
+      expect.objectContaining({ path: 'spec.udp.port', before: ports[8001], after: newPort }),
+    );
+    expect(byKey['VirtualService/default/gateway-user-b-vsvc']).toMatchObject({ action: 'unchanged' });
+    // The cluster's own Services, read back into the draft, are never taken over by the console.
+    expect(byKey['Service/default/gateway-svc']).toMatchObject({ action: 'skipped' });
+    expect(plan.access).toMatchObject({ allowed: true });
+
+    const applied = await post(postApply, '/api/cluster/apply', { revision: plan.revision, force: true });
+    const result = (await applied.json()) as Obj;
+    expect(applied.status, JSON.stringify(result)).toBe(200);
+
+    const custom = kc.makeApiClient(k8s.CustomObjectsApi);
+    const cr = (await custom.getNamespacedCustomObject({
+      ...GROUP,
+      namespace: NS,
+      plural: 'virtualservices',
+      name: 'gateway-user-a-vsvc',
+    })) as Obj;
+    expect(cr.spec.udp.port).toBe(newPort);
+    const gw = procs[`${NS}/gateway-0`]!;
+    await until(
+      'the gateway listens on the new port',
+      async () => (await live(gw, '127.0.0.6')).listeners.some((l) => l.spec.port === newPort),
+      30_000,
+      context,
+    );
+    await until('the mirror shows the new port', async () =>
+      (await mirrorFiles())['default/mesh.yaml']!.includes(`port: ${newPort}`),
+    );
+    await until('live state shows the gateway in sync again', () => {
+      const g = view.live.get().proxies[`${NS}/gateway-0`];
+      return g?.inSync && g.phase === 'synced';
+    });
+  });
+
+  it('follows the cluster: an object created or deleted by someone else appears in and leaves the mirror', async () => {
+    const custom = kc.makeApiClient(k8s.CustomObjectsApi);
+    await custom.createNamespacedCustomObject({
+      ...GROUP,
+      namespace: 'kube-public',
+      plural: 'virtualservices',
+      body: {
+        apiVersion: 'msm.l7mp.io/v1',
+        kind: 'VirtualService',
+        metadata: { name: 'other-team-vsvc', namespace: 'kube-public' },
+        spec: {
+          selector: { matchLabels: { app: 'other' } },
+          udp: { port: 9 },
+          rules: [{ action: { route: { destination: 'nowhere' } } }],
+        },
+      },
+    });
+    const file = path.join(mirror.dir, 'kube-public', 'mesh.yaml');
+    await until('the new namespace file', async () =>
+      (await readFile(file, 'utf8').catch(() => '')).includes('other-team-vsvc'),
+    );
+    await custom.deleteNamespacedCustomObject({
+      ...GROUP,
+      namespace: 'kube-public',
+      plural: 'virtualservices',
+      name: 'other-team-vsvc',
+    });
+    await until(
+      'the file is gone',
+      async () => (await readFile(file, 'utf8').catch(() => 'gone')) === 'gone',
+    );
+  });
+});

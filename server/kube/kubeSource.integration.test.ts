@@ -54,7 +54,10 @@ async function halfOpenRelay(target: string) {
       return n;
     },
     close: async () => {
-      for (const p of pairs) (p.client.destroy(), p.upstream.destroy());
+      for (const p of pairs) {
+        p.client.destroy();
+        p.upstream.destroy();
+      }
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };

@@ -12,7 +12,7 @@
  *
  * Half-open watches: a watch whose TCP connection silently died (a NAT or load balancer forgot it) never
  * errors and never ends, so the informer would go stale for good (kubernetes-client/javascript#958). The
- * watches ask for bookmarks (the API server sends one about every minute to an idle watch), and an
+ * watches ask for bookmarks (kube-apiserver 1.36 sent an idle watch one every 1-2 min), and an
  * informer whose watch saw no event at all for `watchIdleMs` relists: its watch is aborted and made to
  * look like 410 Gone to the informer, which lists again and emits only what differs from its cache. A
  * list, or a watch that gets no answer, fails after `requestTimeoutMs` (the client sets no timeout).
@@ -56,7 +56,7 @@ export interface KubeSourceOptions {
   backoff?: { baseMs: number; capMs: number };
   /**
    * Relist an informer whose open watch saw no event (bookmarks included) for this long; default 5 min.
-   * Keep it above the API server's bookmark period (about 1 min) so that a healthy idle watch never relists.
+   * Keep it above the API server's bookmark period (1-2 min measured) so that a healthy idle watch never relists.
    */
   watchIdleMs?: number;
   /** A list, or a watch request without response headers, fails after this long; default 30 s. */

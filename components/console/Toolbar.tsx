@@ -34,6 +34,9 @@ export interface ToolbarProps {
   onSwitchDraft(id: string): void;
   /** The server replaced the draft (a rebase from the Commit / PR panel): load it again. */
   onDraftReplaced(): void;
+  /** The Commit / PR panel, when the console opens it too ("Open PR" of a cluster apply); else the toolbar's own. */
+  gitopsOpen?: boolean;
+  onGitopsOpen?(open: boolean): void;
 }
 
 function saveText(s: SaveStatus): string {
@@ -57,7 +60,9 @@ function saveText(s: SaveStatus): string {
 export function Toolbar(p: ToolbarProps) {
   const applying = p.apply.phase === 'saving' || p.apply.phase === 'applying';
   const canApply = p.session.status === 'signed-in' && p.save.state !== 'local' && p.save.state !== 'loading';
-  const [gitops, setGitops] = useState(false);
+  const [ownGitops, setOwnGitops] = useState(false);
+  const gitops = p.gitopsOpen ?? ownGitops;
+  const setGitops = p.onGitopsOpen ?? setOwnGitops;
   return (
     <div className="toolbar" role="toolbar" aria-label="Console actions">
       <DraftSwitcher

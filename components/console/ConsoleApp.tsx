@@ -11,6 +11,7 @@ import type { L7mpConfig } from '@/lib/model/l7mp';
 import type { MeshLiveState } from '@/server/controlPlane/liveState';
 import { apiFetch, errorMessage } from './api';
 import { ApplyPanel, useApply } from './ApplyPanel';
+import { ClusterApplyPanel, clusterToolbarState, useClusterApply } from './ClusterApplyPanel';
 import { DiagnosticsList } from './DiagnosticsList';
 import { DraftIdContext, draftIdFromLocation, MAIN_DRAFT_ID } from './draftId';
 import { ImportDialog } from './ImportDialog';
@@ -127,6 +128,10 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
     localMesh && previewFor === 'cluster' && tab === 'preview' ? { xds: false } : null,
   )?.l7mp;
   const apply = useApply(draft.flush, draftId);
+  // Kubernetes mode applies to the cluster (dry-run review, RBAC) instead of the mesh directory.
+  const clusterApply = useClusterApply(draft.flush, draftId);
+  const onCluster = live?.mesh.mode === 'kubernetes';
+  const [gitops, setGitops] = useState(false);
   const switchDraft = useCallback(
     async (id: string) => {
       if (id === draftId) return;
@@ -304,14 +309,16 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
           save={draft.save}
           session={session}
           connection={live === null ? 'no-control-plane' : connection}
-          apply={apply.state}
+          apply={onCluster ? clusterToolbarState(clusterApply.state) : apply.state}
           errors={errors}
           theme={theme}
           onUndo={draft.undo}
           onRedo={draft.redo}
           onImport={() => setDialog('import')}
           onExport={exportDraft}
-          onApply={() => void apply.apply()}
+          onApply={() => void (onCluster ? clusterApply.open() : apply.apply())}
+          gitopsOpen={gitops}
+          onGitopsOpen={setGitops}
           onTheme={setTheme}
           onHelp={() => setDialog('help')}
           onResolveConflict={draft.resolveConflict}
@@ -423,12 +430,23 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
           </div>
         ) : null}
       </div>
-      <ApplyPanel
-        state={apply.state}
-        live={live}
-        onForce={() => void apply.apply(true)}
-        onClose={apply.close}
-      />
+      {onCluster ? (
+        <ClusterApplyPanel
+          controller={clusterApply}
+          cluster={live?.mesh.cluster}
+          onOpenPullRequest={() => {
+            clusterApply.close();
+            setGitops(true);
+          }}
+        />
+      ) : (
+        <ApplyPanel
+          state={apply.state}
+          live={live}
+          onForce={() => void apply.apply(true)}
+          onClose={apply.close}
+        />
+      )}
       <ImportDialog
         open={dialog === 'import'}
         draft={draft.history.present}

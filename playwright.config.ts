@@ -1,4 +1,5 @@
 import { defineConfig, devices } from '@playwright/test';
+import { KUBE_E2E_ORIGIN } from './e2e/kubeE2eInfo';
 
 const port = 3100;
 const origin = `http://127.0.0.1:${port}`;
@@ -56,6 +57,17 @@ export default defineConfig({
     {
       command: 'bash scripts/e2e-gitea-server.sh',
       url: `${GITEA_E2E_ORIGIN}/api/health`,
+      reuseExistingServer: !process.env.CI,
+      timeout: 180_000,
+      stdout: 'ignore',
+      stderr: 'pipe',
+      gracefulShutdown: { signal: 'SIGTERM', timeout: 30_000 },
+    },
+    // Kubernetes mode: a real kube-apiserver + etcd with seed Example 2 as custom resources, real l7mp
+    // proxies, and `meshdeck serve --kubeconfig` (e2e/console-cluster.spec.ts; see e2e/kubeE2eInfo.ts).
+    {
+      command: 'bash scripts/e2e-kube-server.sh',
+      url: `${KUBE_E2E_ORIGIN}/api/health`,
       reuseExistingServer: !process.env.CI,
       timeout: 180_000,
       stdout: 'ignore',

@@ -4,6 +4,7 @@
 // the golden file localized the same way (proxy addresses and listener ports moved to this test's).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import * as k8s from '@kubernetes/client-node';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { meshCrds } from '@/lib/kube/crds';
@@ -13,7 +14,7 @@ import { L7mpRestClient } from '../l7mp/L7mpRestClient';
 import type { L7mpProcess } from '../testing/startL7mp';
 import { type KubeApiServer, kubeRequest } from './testing/kubeApiServer';
 
-export const GOLDEN = path.resolve(__dirname, '../../lib/engine/testdata');
+export const GOLDEN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../lib/engine/testdata');
 export const NS = 'default';
 export const GROUP = { group: 'msm.l7mp.io', version: 'v1' };
 export const PLURAL: Record<string, string> = {

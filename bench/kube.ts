@@ -23,6 +23,14 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import * as k8s from '@kubernetes/client-node';
 import { meshCrds } from '../lib/kube/crds';
+import {
+  KUBE_SOURCE_KINDS,
+  type KubeObjects,
+  type KubeSourceKind,
+  type LeanKubeObject,
+  leanKubeObject,
+  snapshotFromKube,
+} from '../lib/kube/kubeSnapshot';
 import { KubeController } from '../server/kube/KubeController';
 import { type KubeApiServer, kubeRequest, startKubeApiServer } from '../server/kube/testing/kubeApiServer';
 import { freePort, type L7mpProcess, startL7mp } from '../server/testing/startL7mp';
@@ -216,6 +224,36 @@ function memory() {
 }
 
 type StageName = 'writeMs' | 'snapshotMs' | 'engineMs' | 'pushMs' | 'visibleMs';
+
+const LIST_PATHS: Record<KubeSourceKind, string> = {
+  VirtualService: '/apis/msm.l7mp.io/v1/virtualservices',
+  Route: '/apis/msm.l7mp.io/v1/routes',
+  Target: '/apis/msm.l7mp.io/v1/targets',
+  Service: '/api/v1/services',
+  EndpointSlice: '/apis/discovery.k8s.io/v1/endpointslices',
+  Pod: '/api/v1/pods',
+};
+
+/**
+ * What KubeSource does on every change, EndpointSlice-only ones included: snapshotFromKube over every
+ * lean object (sort + schema parse). Timed here on the same objects, listed from the API server.
+ */
+async function timeFullSnapshot(kube: KubeApiServer) {
+  const objects = {} as Record<KubeSourceKind, LeanKubeObject[]>;
+  for (const kind of KUBE_SOURCE_KINDS) {
+    const res = await kubeRequest(kube.url, kube.admin, 'GET', LIST_PATHS[kind], undefined, 120_000);
+    const items = (res.body as { items?: unknown[] }).items ?? [];
+    objects[kind] = items.flatMap((o) => leanKubeObject(kind, o) ?? []);
+  }
+  const times: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const s = t();
+    snapshotFromKube(objects as KubeObjects);
+    times.push(t() - s);
+  }
+  times.sort((a, b) => a - b);
+  return { medianMs: r1(times[1]!), runsMs: times.map(r1), note: 'snapshotFromKube over all lean objects' };
+}
 
 interface EndpointsAnswer {
   spec?: { address?: string };
@@ -424,6 +462,11 @@ async function main(): Promise<void> {
             where.set(k / size.endpointsPerService, { apiUrl: p.apiUrl, cluster: c.name, id });
         }
     }
+    let peakRssChanges = process.memoryUsage().rss;
+    const changeSampler = setInterval(
+      () => (peakRssChanges = Math.max(peakRssChanges, process.memoryUsage().rss)),
+      10,
+    );
     const latencies: number[] = [];
     const stages: Record<StageName, number>[] = [];
     let timeouts = 0;
@@ -471,6 +514,7 @@ async function main(): Promise<void> {
       // Settle: the next change starts with the proxy in sync.
       await until('in sync', () => ctl.syncStates().every((x) => x.inSync), 30_000, 5);
     }
+    clearInterval(changeSampler);
     const sorted = [...latencies].sort((a, b) => a - b);
     const stageP = (k: StageName) => {
       const v = stages
@@ -499,7 +543,12 @@ async function main(): Promise<void> {
       ),
       note: 'write -> GET /api/v1/clusters/<name>/endpoints on the real proxy lists the new address, polled every 5 ms',
     };
-    out.memoryEnd = { ...memory(), maxRssMb: mb(process.resourceUsage().maxRSS * 1024) };
+    out.memoryEnd = {
+      ...memory(),
+      peakRssDuringChangesMb: mb(peakRssChanges),
+      maxRssMb: mb(process.resourceUsage().maxRSS * 1024),
+    };
+    out.fullSnapshot = await timeFullSnapshot(kube);
     out.apiServerEnd = { ...childRss(), etcdDbMb: await etcdDbMb(kube) };
     out.controllerLog = {
       warnings: logs.filter((l) => l.startsWith('warn')).length,

@@ -147,6 +147,55 @@ describe('parseArgs', () => {
         count: 3,
       },
     ],
+    [
+      ['serve', '--kubeconfig', '/k', '--namespace', 'mesh', '--no-xds'],
+      {
+        command: 'serve',
+        dir: 'examples/seed-example-1',
+        host: '127.0.0.1',
+        port: 3000,
+        xds: false,
+        kube: { kubeconfig: '/k', namespace: 'mesh' },
+      },
+    ],
+    [
+      [
+        'serve',
+        '--kubeconfig=/k',
+        '--no-xds',
+        '--lease-duration',
+        '30',
+        '--renew-deadline',
+        '20',
+        '--retry-period=0.5',
+        '--watch-idle',
+        '120',
+      ],
+      {
+        command: 'serve',
+        dir: 'examples/seed-example-1',
+        host: '127.0.0.1',
+        port: 3000,
+        xds: false,
+        kube: {
+          kubeconfig: '/k',
+          lease: { durationSeconds: 30, renewDeadlineMs: 20_000, retryPeriodMs: 500 },
+          watchIdleMs: 120_000,
+        },
+      },
+    ],
+    [
+      // Only what is given; the others keep their defaults (15 s, 10 s, 2 s) and are checked with them.
+      ['serve', '--kubeconfig', '/k', '--no-xds', '--retry-period', '1'],
+      {
+        command: 'serve',
+        dir: 'examples/seed-example-1',
+        host: '127.0.0.1',
+        port: 3000,
+        xds: false,
+        kube: { kubeconfig: '/k', lease: { retryPeriodMs: 1000 } },
+      },
+    ],
   ])('%j', (argv, expected) => {
     expect(parseArgs(argv)).toEqual(expected);
   });
@@ -191,6 +240,44 @@ describe('parseArgs', () => {
       'probe: --token: a console token must be 8 to 256 characters from A-Z a-z 0-9 . _ ~ -',
     ],
     [['probe', 'gw', '--label', 'nokey'], 'probe: --label must be key=value, not "nokey"'],
+    [['serve', '--lease-duration', '30'], 'serve: --lease-duration needs --kubeconfig'],
+    [['serve', 'm', '--watch-idle', '60'], 'serve: --watch-idle needs --kubeconfig'],
+    [
+      ['serve', '--kubeconfig', '/k', '--lease-duration', '1.5'],
+      'serve: --lease-duration must be a positive whole number of seconds, not "1.5"',
+    ],
+    [
+      ['serve', '--kubeconfig', '/k', '--renew-deadline', '0'],
+      'serve: --renew-deadline must be a positive number of seconds, not "0"',
+    ],
+    [
+      ['serve', '--kubeconfig', '/k', '--retry-period', '-1'],
+      'serve: --retry-period must be a positive number of seconds, not "-1"',
+    ],
+    [
+      ['serve', '--kubeconfig', '/k', '--retry-period', 'soon'],
+      'serve: --retry-period must be a positive number of seconds, not "soon"',
+    ],
+    [
+      ['serve', '--kubeconfig', '/k', '--watch-idle', '1e3'],
+      'serve: --watch-idle must be a positive number of seconds, not "1e3"',
+    ],
+    [
+      ['serve', '--kubeconfig', '/k', '--lease-duration', '10'],
+      'serve: --renew-deadline 10 (default) must be less than --lease-duration 10',
+    ],
+    [
+      ['serve', '--kubeconfig', '/k', '--lease-duration', '15', '--renew-deadline', '15'],
+      'serve: --renew-deadline 15 must be less than --lease-duration 15',
+    ],
+    [
+      ['serve', '--kubeconfig', '/k', '--renew-deadline', '2.4'],
+      "serve: --renew-deadline 2.4 must exceed 1.2 × --retry-period 2 (default) (the leader election's jitter factor)",
+    ],
+    [
+      ['serve', '--kubeconfig', '/k', '--renew-deadline', '5', '--retry-period', '5'],
+      "serve: --renew-deadline 5 must exceed 1.2 × --retry-period 5 (the leader election's jitter factor)",
+    ],
   ])('%j is a usage error', (argv, message) => {
     expect(() => parseArgs(argv)).toThrow(new UsageError(message));
   });

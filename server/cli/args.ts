@@ -27,7 +27,7 @@ export type CliCommand =
       /** The --oidc-* flags given (checked with the $MESHDECK_OIDC_* variables by server/console/oidc.ts). */
       oidc?: OidcFlags;
       /** --kubeconfig: Kubernetes mode (server/kube/kubeControlPlane.ts) instead of the local mesh. */
-      kube?: { kubeconfig: string; namespace?: string };
+      kube?: KubeServeFlags;
     }
   | {
       command: 'xds';
@@ -51,6 +51,16 @@ export type CliCommand =
       token?: string;
     };
 
+/** `serve --kubeconfig` and the flags that go with it. */
+export interface KubeServeFlags {
+  kubeconfig: string;
+  namespace?: string;
+  /** The leader election's timing (KubeControlPlane.start), only what was given; the rest keeps its default. */
+  lease?: { durationSeconds?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
+  /** --watch-idle: relist an informer whose watch saw no event for this long (KubeSource watchIdleMs). */
+  watchIdleMs?: number;
+}
+
 export type RenderFormat = 'l7mp' | 'ops' | 'xds';
 const FORMATS: readonly RenderFormat[] = ['l7mp', 'ops', 'xds'];
 
@@ -67,6 +77,7 @@ export const USAGE = `Usage:
   meshdeck render DIR --format xds [--proxy NAME] [--local-mesh]
   meshdeck serve [DIR] [--host 127.0.0.1] [--port 3000] [--token T] [--xds-listen [HOST:]PORT] [--xds-insecure | --no-xds]
   meshdeck serve --kubeconfig PATH [--namespace NS] [--xds-listen [HOST:]PORT] [--xds-insecure | --no-xds]
+                 [--lease-duration S] [--renew-deadline S] [--retry-period S] [--watch-idle S]
   meshdeck xds serve DIR [--listen [HOST:]PORT] (--insecure | --tls-dir PATH)
   meshdeck probe LISTENER [--payload TEXT] [--from ADDR[:PORT]] [--proxy POD] [--label k=v] [--count N] [--url URL] [--token T]
   meshdeck help | --version
@@ -144,6 +155,14 @@ Usage:
       serves xDS; the one holding the Lease meshdeck-controller (in $POD_NAMESPACE, else NS, else
       default; identity $POD_NAME, else host-pid) pushes to the l7mp proxies and writes status.
       Runs until SIGINT/SIGTERM, then releases the Lease. (The console is not served in this mode yet.)
+      --lease-duration S   how long the others wait after the leader's last renewal (whole seconds,
+                           default 15)
+      --renew-deadline S   a leader that could not renew for this long stops leading (default 10;
+                           below --lease-duration)
+      --retry-period S     how often the leader renews and the others try (default 2; --renew-deadline
+                           must exceed 1.2 × this, 1.2 being the election's jitter factor)
+      --watch-idle S       relist an informer whose watch brought no event, not even a bookmark, for
+                           this long: a half-open connection (default 300)
 
   meshdeck xds serve DIR [--listen [HOST:]PORT] (--insecure | --tls-dir PATH)
       Serve the mesh in DIR over xDS (ADS, Envoy v3) to proxyless gRPC clients and Envoy: the
@@ -207,6 +226,10 @@ const FLAGS = {
     'oidc-only': false,
     kubeconfig: true,
     namespace: true,
+    'lease-duration': true,
+    'renew-deadline': true,
+    'retry-period': true,
+    'watch-idle': true,
   },
   xds: { listen: true, insecure: false, 'tls-dir': true },
   probe: { payload: true, from: true, proxy: true, label: true, count: true, url: true, token: true },
@@ -292,21 +315,73 @@ function parseServe(positionals: string[], flags: Map<string, string>): CliComma
   };
 }
 
-function kubeFlags(
-  positionals: string[],
-  flags: Map<string, string>,
-): { kube?: { kubeconfig: string; namespace?: string } } {
+/** The flags that only Kubernetes mode takes. */
+const KUBE_ONLY = ['namespace', 'lease-duration', 'renew-deadline', 'retry-period', 'watch-idle'] as const;
+
+/** The leader election's defaults and jitter (server/kube/leaderElection.ts, after client-go). */
+const LEASE_DEFAULTS = { durationSeconds: 15, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
+const LEASE_JITTER = 1.2;
+
+function kubeFlags(positionals: string[], flags: Map<string, string>): { kube?: KubeServeFlags } {
   const kubeconfig = flags.get('kubeconfig');
   const namespace = flags.get('namespace');
   if (kubeconfig === undefined) {
-    if (namespace !== undefined) throw new UsageError('serve: --namespace needs --kubeconfig');
+    const given = KUBE_ONLY.find((f) => flags.has(f));
+    if (given) throw new UsageError(`serve: --${given} needs --kubeconfig`);
     return {};
   }
   if (kubeconfig === '') throw new UsageError('serve: --kubeconfig needs a path');
   if (positionals.length > 0)
     throw new UsageError("serve: --kubeconfig excludes DIR (the mesh is the cluster's)");
   if (namespace === '') throw new UsageError('serve: --namespace needs a namespace');
-  return { kube: { kubeconfig, ...(namespace ? { namespace } : {}) } };
+  const lease = leaseFlags(flags);
+  const watchIdle = seconds(flags, 'watch-idle');
+  return {
+    kube: {
+      kubeconfig,
+      ...(namespace ? { namespace } : {}),
+      ...(lease ? { lease } : {}),
+      ...(watchIdle !== undefined ? { watchIdleMs: Math.round(watchIdle * 1000) } : {}),
+    },
+  };
+}
+
+/** `--NAME SECONDS`: a positive number of seconds (fractions allowed unless `whole`). */
+function seconds(flags: Map<string, string>, name: string, whole = false): number | undefined {
+  const v = flags.get(name);
+  if (v === undefined) return undefined;
+  const n = (whole ? /^\d+$/ : /^\d+(\.\d+)?$/).test(v) ? Number(v) : NaN;
+  if (!(n > 0) || !Number.isFinite(n))
+    throw new UsageError(
+      `serve: --${name} must be a positive ${whole ? 'whole ' : ''}number of seconds, not "${v}"`,
+    );
+  return n;
+}
+
+/** The lease timing flags, checked against each other with the defaults standing in for those not given. */
+function leaseFlags(flags: Map<string, string>): KubeServeFlags['lease'] {
+  const duration = seconds(flags, 'lease-duration', true);
+  const renew = seconds(flags, 'renew-deadline');
+  const retry = seconds(flags, 'retry-period');
+  if (duration === undefined && renew === undefined && retry === undefined) return undefined;
+  const lease = {
+    ...(duration !== undefined ? { durationSeconds: duration } : {}),
+    ...(renew !== undefined ? { renewDeadlineMs: Math.round(renew * 1000) } : {}),
+    ...(retry !== undefined ? { retryPeriodMs: Math.round(retry * 1000) } : {}),
+  };
+  const eff = { ...LEASE_DEFAULTS, ...lease };
+  const show = (flag: string, ms: number, given: boolean) =>
+    `${flag} ${ms / 1000}${given ? '' : ' (default)'}`;
+  const durationText = show('--lease-duration', eff.durationSeconds * 1000, duration !== undefined);
+  const renewText = show('--renew-deadline', eff.renewDeadlineMs, renew !== undefined);
+  const retryText = show('--retry-period', eff.retryPeriodMs, retry !== undefined);
+  if (!(eff.renewDeadlineMs < eff.durationSeconds * 1000))
+    throw new UsageError(`serve: ${renewText} must be less than ${durationText}`);
+  if (!(eff.renewDeadlineMs > LEASE_JITTER * eff.retryPeriodMs))
+    throw new UsageError(
+      `serve: ${renewText} must exceed ${LEASE_JITTER} × ${retryText} (the leader election's jitter factor)`,
+    );
+  return lease;
 }
 
 function oidcFlags(flags: Map<string, string>): { oidc?: OidcFlags } {

@@ -55,7 +55,7 @@ export type CliCommand =
 export interface KubeServeFlags {
   kubeconfig: string;
   namespace?: string;
-  /** The leader election's timing (KubeControlPlane.start), only what was given; the rest keeps its default. */
+  /** The leader election's timing (KubeControlPlane.start): only what was given; the rest keeps defaults. */
   lease?: { durationSeconds?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
   /** --watch-idle: relist an informer whose watch saw no event for this long (KubeSource watchIdleMs). */
   watchIdleMs?: number;

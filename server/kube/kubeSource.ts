@@ -56,7 +56,8 @@ export interface KubeSourceOptions {
   backoff?: { baseMs: number; capMs: number };
   /**
    * Relist an informer whose open watch saw no event (bookmarks included) for this long; default 5 min.
-   * Keep it above the API server's bookmark period (1-2 min measured) so that a healthy idle watch never relists.
+   * Keep it above the API server's bookmark period (1-2 min measured), so a healthy idle watch never
+   * relists.
    */
   watchIdleMs?: number;
   /** A list, or a watch request without response headers, fails after this long; default 30 s. */
@@ -79,7 +80,7 @@ export interface InformerState {
   kind: KubeSourceKind;
   /** Listed at least once. */
   synced: boolean;
-  /** Listed and watching: its watch request is open (false while listing, connecting or waiting to restart). */
+  /** Listed and watching: its watch request is open (false while listing, connecting, waiting to restart). */
   running: boolean;
   /** Restarts after errors so far. */
   restarts: number;

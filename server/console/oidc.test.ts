@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createOidcSignIn, oidcConfigFromFlags, readClientSecret } from './oidc';
+import { createOidcSignIn, oidcConfigFromFlags, OidcError, readClientSecret } from './oidc';
 
 const REDIRECT = 'https://meshdeck.example.com/api/auth/oidc/callback';
 
@@ -77,5 +77,18 @@ describe('the client secret', () => {
     const local = await createOidcSignIn({ ...base, issuer: 'http://127.0.0.1:9' }, { env });
     expect(JSON.stringify(local)).not.toContain('s3cret');
     expect(local.providerName).toBe('127.0.0.1');
+  });
+});
+
+describe('OidcError', () => {
+  it('is recognised by brand: an error thrown by another copy of this module (Next bundles routes apart) is one too', () => {
+    const e = new OidcError(403, 'no', 'not-allowed');
+    expect(e).toBeInstanceOf(OidcError);
+    expect(e).toBeInstanceOf(Error);
+    expect([e.status, e.failure, e.message]).toEqual([403, 'not-allowed', 'no']);
+    // What another copy of the class makes: the same brand on an object of another prototype.
+    const fromOtherCopy = Object.assign(new Error('x'), { [Symbol.for('meshdeck.oidcError')]: true });
+    expect(fromOtherCopy instanceof OidcError).toBe(true);
+    expect(new Error('x') instanceof OidcError).toBe(false);
   });
 });

@@ -55,6 +55,8 @@ export const OidcConfig = z.strictObject({
 export type OidcConfig = z.infer<typeof OidcConfig>;
 export type OidcConfigInput = z.input<typeof OidcConfig>;
 
+const OIDC_ERROR = Symbol.for('meshdeck.oidcError');
+
 /** Why a sign-in was refused, in the words the readable error page uses as its heading. */
 export type OidcFailure =
   | 'expired'
@@ -71,6 +73,18 @@ export type OidcFailure =
  * text: escape it wherever it is shown).
  */
 export class OidcError extends Error {
+  /**
+   * `instanceof` by brand, not by prototype: the sign-in object that throws is made by `meshdeck serve`
+   * and the route handlers that catch are bundled apart by Next, each with its own copy of this class.
+   */
+  static [Symbol.hasInstance](value: unknown): boolean {
+    return (
+      typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[OIDC_ERROR] === true
+    );
+  }
+
+  readonly [OIDC_ERROR] = true;
+
   constructor(
     readonly status: number,
     message: string,

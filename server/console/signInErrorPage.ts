@@ -113,7 +113,8 @@ a.button{display:inline-block;background:#2d6cdf;color:#fff;text-decoration:none
 <h1>${escapeHtml(title)}</h1>
 <p>${escapeHtml(why)}</p>
 ${shown === undefined ? '' : `<p>The provider said:</p>\n<blockquote data-testid="provider-said">${escapeHtml(shown)}</blockquote>\n`}<p class="status" data-testid="sign-in-error-detail">${escapeHtml(said === undefined ? `${status}: ${message}` : `HTTP ${status}`)}</p>
-<p><a class="button" href="${OIDC_LOGIN_PATH}" data-testid="try-again">Try again</a>${provider ? `<span class="status">(sign in${provider})</span> ` : ''}<a href="/">Open the console (read-only)</a></p>
+<p><a class="button" href="${OIDC_LOGIN_PATH}" data-testid="try-again">Try again</a> <a href="/">Open the console (read-only)</a></p>
+<p class="status">“Try again” starts a new sign-in${provider}.</p>
 ${o.tokenSignIn ? '<p class="status" data-testid="token-note">The console URL that <code>meshdeck serve</code> printed (it carries <code>?token=…</code>) signs you in too.</p>\n' : ''}
 </main>
 </body>

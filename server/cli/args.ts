@@ -154,7 +154,9 @@ Usage:
       and Target resources, Services, EndpointSlices and Pods (all namespaces, or NS). Every replica
       serves xDS; the one holding the Lease meshdeck-controller (in $POD_NAMESPACE, else NS, else
       default; identity $POD_NAME, else host-pid) pushes to the l7mp proxies and writes status.
-      Runs until SIGINT/SIGTERM, then releases the Lease. (The console is not served in this mode yet.)
+      With the console built (npm run build), it serves the console on --host/--port too: drafts start
+      from the cluster's objects and Apply is a server-side apply as the signed-in user (Kubernetes RBAC
+      decides; who may not apply gets Open PR). Runs until SIGINT/SIGTERM, then releases the Lease.
       --lease-duration S   how long the others wait after the leader's last renewal (whole seconds,
                            default 15)
       --renew-deadline S   a leader that could not renew for this long stops leading (default 10;

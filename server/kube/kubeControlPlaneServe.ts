@@ -22,6 +22,7 @@ import { ClusterClient } from './clusterClient';
 import { setClusterContext } from './clusterContext';
 import { ClusterMirror } from './clusterMirror';
 import { KubeConsole } from './kubeConsole';
+import { setKubeHealth } from './kubeHealthContext';
 import { KubeControlPlane, LEASE_NAME } from './kubeControlPlane';
 
 const SYNC_WAIT_MS = 30_000;
@@ -77,11 +78,18 @@ export async function runKubeServe(
     }
   }
   const started = Date.now();
+  const { lease, watchIdleMs } = cmd.kube!;
   const cp = KubeControlPlane.start({
     kubeConfig: kc,
     ...(namespace ? { namespace } : {}),
     xds: publisher,
+    ...(lease?.durationSeconds !== undefined ? { leaseDurationSeconds: lease.durationSeconds } : {}),
+    ...(lease?.renewDeadlineMs !== undefined ? { renewDeadlineMs: lease.renewDeadlineMs } : {}),
+    ...(lease?.retryPeriodMs !== undefined ? { retryPeriodMs: lease.retryPeriodMs } : {}),
+    ...(watchIdleMs !== undefined ? { controller: { source: { watchIdleMs } } } : {}),
   });
+  // The probe routes (/api/health, /api/ready) read it.
+  setKubeHealth(() => cp.health());
   let closing = false;
   let consoleParts: { served: ServedConsole; mirror: ClusterMirror; view: KubeConsole } | undefined;
   const shutdown = async (signal: string) => {

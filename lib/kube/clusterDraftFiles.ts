@@ -6,7 +6,7 @@
  * Pure and deterministic: the same objects in any order give the same text.
  */
 import { stringify } from 'yaml';
-import { type KubeObjects, type KubeSourceKind, MESH_CRD_KINDS } from './kubeSnapshot';
+import { type KubeObjects, type KubeSourceKind, type LeanKubeObject, MESH_CRD_KINDS } from './kubeSnapshot';
 
 const CLUSTER_KINDS = ['Service', 'Pod', 'EndpointSlice'] as const satisfies readonly KubeSourceKind[];
 
@@ -21,7 +21,7 @@ export const MESH_FILE_HEADER =
 
 /** The draft files (`<namespace>/mesh.yaml`, `<namespace>/cluster.yaml`) of a cluster's lean objects. */
 export function clusterDraftFiles(objects: Partial<KubeObjects>): Record<string, string> {
-  const byNs = new Map<string, { mesh: Record<string, unknown>[]; cluster: Record<string, unknown>[] }>();
+  const byNs = new Map<string, { mesh: string[]; cluster: string[] }>();
   const add = (kinds: readonly KubeSourceKind[], part: 'mesh' | 'cluster') => {
     for (const kind of kinds) {
       const list = [...(objects[kind] ?? [])].sort((a, b) =>
@@ -33,7 +33,7 @@ export function clusterDraftFiles(objects: Partial<KubeObjects>): Record<string,
         const ns = o.metadata.namespace;
         let entry = byNs.get(ns);
         if (!entry) byNs.set(ns, (entry = { mesh: [], cluster: [] }));
-        entry[part].push(withoutGeneration(o));
+        entry[part].push(yamlOf(o));
       }
     }
   };
@@ -42,14 +42,23 @@ export function clusterDraftFiles(objects: Partial<KubeObjects>): Record<string,
   const files: Record<string, string> = {};
   for (const ns of [...byNs.keys()].sort(compare)) {
     const { mesh, cluster } = byNs.get(ns)!;
-    if (mesh.length > 0) files[`${ns}/mesh.yaml`] = MESH_FILE_HEADER + documents(mesh);
-    if (cluster.length > 0) files[`${ns}/cluster.yaml`] = CLUSTER_FILE_HEADER + documents(cluster);
+    if (mesh.length > 0) files[`${ns}/mesh.yaml`] = MESH_FILE_HEADER + mesh.join('---\n');
+    if (cluster.length > 0) files[`${ns}/cluster.yaml`] = CLUSTER_FILE_HEADER + cluster.join('---\n');
   }
   return files;
 }
 
-function documents(objects: Record<string, unknown>[]): string {
-  return objects.map((o) => stringify(o, { lineWidth: 0 })).join('---\n');
+/**
+ * Each object's YAML, by lean object: a source keeps the same lean object while it is unchanged and
+ * never mutates it, so the files of a large cluster are rewritten after a change without stringifying
+ * every object again. Weak: dropped objects are collected.
+ */
+const yamlCache = new WeakMap<LeanKubeObject, string>();
+
+function yamlOf(o: LeanKubeObject): string {
+  let text = yamlCache.get(o);
+  if (text === undefined) yamlCache.set(o, (text = stringify(withoutGeneration(o), { lineWidth: 0 })));
+  return text;
 }
 
 /** `generation` is the server's bookkeeping: applying it back is refused, and it is noise in a diff. */

@@ -6,9 +6,9 @@
  * Inspector, reloads, edits again, commits with the proposed branch and message, and checks the pull
  * request through Gitea's API (the repository is public: read without a token).
  */
-import { expect, type Page, test } from '@playwright/test';
+import { expect, test } from '@playwright/test';
 import { GITEA_E2E_ORIGIN } from '../playwright.config';
-import { guardPage, openConsole, SHOTS } from './consoleHelpers';
+import { guardPage, openConsole, setPort, SHOTS } from './consoleHelpers';
 
 const GATEWAY_VS = 'VirtualService/default/gateway-vsvc';
 const TRANSCODER_VS = 'VirtualService/default/transcoder-vsvc';
@@ -16,15 +16,6 @@ const TRANSCODER_VS = 'VirtualService/default/transcoder-vsvc';
 test.use({ baseURL: GITEA_E2E_ORIGIN });
 guardPage(GITEA_E2E_ORIGIN);
 test.setTimeout(120_000);
-
-/** Sets a port in the Inspector form of a node and waits until the draft is saved on the server. */
-async function setPort(page: Page, node: string, field: string, port: string): Promise<void> {
-  await page.getByTestId(`node-${node}`).click();
-  await page.getByTestId('tab-inspector').click();
-  await page.locator(`[data-field-path="${field}"] input`).fill(port);
-  await expect(page.getByTestId(`node-${node}`)).toContainText(`:${port}`);
-  await expect(page.getByTestId('save-status')).toContainText('Saved');
-}
 
 interface GiteaPull {
   number: number;

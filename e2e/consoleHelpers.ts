@@ -53,3 +53,12 @@ export async function openConsole(page: Page, firstNode: string): Promise<void> 
   await expect(page.getByTestId(`node-${firstNode}`)).toBeVisible();
   await expect(page.locator('.canvas__status')).toHaveText('');
 }
+
+/** Sets a port in the Inspector form of a node and waits until the draft is saved on the server. */
+export async function setPort(page: Page, node: string, field: string, port: string): Promise<void> {
+  await page.getByTestId(`node-${node}`).click();
+  await page.getByTestId('tab-inspector').click();
+  await page.locator(`[data-field-path="${field}"] input`).fill(port);
+  await expect(page.getByTestId(`node-${node}`)).toContainText(`:${port}`);
+  await expect(page.getByTestId('save-status')).toContainText('Saved');
+}

@@ -1,0 +1,101 @@
+/**
+ * The console in Kubernetes mode (issue 7 §4), on scripts/e2e-kube-server.sh: a real kube-apiserver + etcd
+ * holding seed Example 2 as custom resources, real l7mp proxies as its pods, and `meshdeck serve
+ * --kubeconfig`. A person edits a port in the Inspector, opens Apply: the server-side dry-run shows the
+ * conflict with the field manager that created the object; with Force the apply goes through, and the
+ * custom resource and the real l7mp gateway follow. Without write rights (the RoleBinding removed), the
+ * console says what RBAC denies and offers Open PR instead.
+ */
+import { readFileSync } from 'node:fs';
+import { expect, test } from '@playwright/test';
+import { freePort } from '../server/testing/startL7mp';
+import { type KubeIdentity, kubeRequest } from '../server/kube/testing/kubeApiServer';
+import { guardPage, openConsole, setPort, SHOTS } from './consoleHelpers';
+import { KUBE_E2E_INFO, KUBE_E2E_ORIGIN, KUBE_E2E_WRITER_ROLE } from './kubeE2eInfo';
+
+const VS = 'VirtualService/default/gateway-user-a-vsvc';
+const CR = '/apis/msm.l7mp.io/v1/namespaces/default/virtualservices/gateway-user-a-vsvc';
+const BINDING = `/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings/${KUBE_E2E_WRITER_ROLE}`;
+
+interface KubeE2eInfo {
+  url: string;
+  admin: KubeIdentity;
+  proxies: Record<string, { ip: string; apiPort: number }>;
+}
+const info = () => JSON.parse(readFileSync(KUBE_E2E_INFO, 'utf8')) as KubeE2eInfo;
+
+test.use({ baseURL: KUBE_E2E_ORIGIN });
+guardPage(KUBE_E2E_ORIGIN);
+test.setTimeout(120_000);
+
+test('Kubernetes mode: edit, dry-run shows the conflict, Force, Apply; the custom resource and the real proxy follow', async ({
+  page,
+}) => {
+  const { url, admin, proxies } = info();
+  await openConsole(page, VS);
+  // The proxies are the cluster's pods, configured by this replica (it leads).
+  await expect(page.getByTestId('node-Pod/default/gateway-0')).toContainText('in sync');
+
+  const port = String(await freePort('udp', '0.0.0.0'));
+  await setPort(page, VS, 'spec.udp.port', port);
+  await page.getByTestId('apply').click();
+  const panel = page.getByTestId('cluster-apply-panel');
+  await expect(panel.getByRole('heading', { name: 'Apply to cluster' })).toBeVisible();
+  await expect(panel.getByTestId('cluster-apply-user')).toContainText('local-admin');
+  const row = panel.getByTestId('cluster-object').filter({ hasText: 'gateway-user-a-vsvc' });
+  // The seed's objects were created by another client, which owns the port: a conflict, named.
+  await expect(row).toHaveAttribute('data-action', 'conflict');
+  await expect(row).toContainText('spec.udp.port');
+  await expect(panel.getByRole('button', { name: 'Apply to cluster' })).toBeDisabled();
+  await page.screenshot({ path: `${SHOTS}/cluster-apply-conflict.png` });
+
+  await panel.getByRole('checkbox', { name: /Force/ }).check();
+  await expect(row).toHaveAttribute('data-action', 'update');
+  await expect(row).toContainText(port);
+  await panel.getByRole('button', { name: 'Apply to cluster' }).click();
+  await expect(panel.getByTestId('cluster-apply-result')).toContainText('Applied to the cluster');
+  await page.screenshot({ path: `${SHOTS}/cluster-apply-done.png` });
+
+  const cr = await kubeRequest(url, admin, 'GET', CR);
+  expect((cr.body as { spec: { udp: { port: number } } }).spec.udp.port).toBe(Number(port));
+  const gateway = proxies['gateway-0']!;
+  await expect
+    .poll(
+      async () => {
+        const res = await fetch(`http://${gateway.ip}:${gateway.apiPort}/api/v1/listeners`);
+        const listeners = (await res.json()) as { spec?: { port?: number } }[];
+        return listeners.some((l) => l.spec?.port === Number(port));
+      },
+      { timeout: 30_000 },
+    )
+    .toBe(true);
+});
+
+test('without the right to apply, the console says what RBAC denies and offers Open PR', async ({ page }) => {
+  const { url, admin } = info();
+  const saved = await kubeRequest(url, admin, 'GET', BINDING);
+  expect(saved.status).toBe(200);
+  expect((await kubeRequest(url, admin, 'DELETE', BINDING)).status).toBe(200);
+  try {
+    await openConsole(page, VS);
+    await setPort(page, VS, 'spec.udp.port', String(await freePort('udp', '0.0.0.0')));
+    await page.getByTestId('apply').click();
+    const panel = page.getByTestId('cluster-apply-panel');
+    const denied = panel.getByTestId('cluster-apply-denied');
+    await expect(denied).toContainText('You cannot apply to this cluster');
+    await expect(denied).toContainText('virtualservices');
+    await expect(panel.getByRole('button', { name: 'Apply to cluster' })).toHaveCount(0);
+    await page.screenshot({ path: `${SHOTS}/cluster-apply-denied.png` });
+    await panel.getByRole('button', { name: 'Open PR' }).click();
+    await expect(page.getByTestId('gitops-repo')).toBeVisible();
+  } finally {
+    const { metadata, roleRef, subjects } = saved.body as Record<string, unknown> & {
+      metadata: { name: string };
+    };
+    await kubeRequest(url, admin, 'POST', BINDING.replace(/\/[^/]+$/, ''), {
+      metadata: { name: metadata.name },
+      roleRef,
+      subjects,
+    });
+  }
+});

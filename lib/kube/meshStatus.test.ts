@@ -35,6 +35,22 @@ function example1(extra: Record<string, unknown>[] = []) {
   return { ks, compiled };
 }
 
+/** examples/grpc-canary: a proxyless gRPC client pod carries the VirtualService echo and its split. */
+function grpcCanary() {
+  const dir = path.join(__dirname, '..', '..', 'examples', 'grpc-canary');
+  const objects: Partial<Record<KubeSourceKind, LeanKubeObject[]>> = {};
+  for (const file of ['mesh.yaml', 'cluster.yaml']) {
+    for (const d of parseAllDocuments(readFileSync(path.join(dir, file), 'utf8'))) {
+      const o = d.toJS() as Record<string, unknown>;
+      const kind = o.kind as KubeSourceKind;
+      const meta = o.metadata as Record<string, unknown>;
+      (objects[kind] ??= []).push(leanKubeObject(kind, { ...o, metadata: { ...meta, generation: 2 } })!);
+    }
+  }
+  const ks = snapshotFromKube(objects);
+  return { ks, compiled: compileMesh(ks.snapshot) };
+}
+
 const synced: ProxyProgress = { phase: 'synced', inSync: true };
 const byType = (cs: MeshCondition[]) =>
   Object.fromEntries(cs.map((c) => [c.type, c])) as Record<ConditionType, MeshCondition>;
@@ -100,6 +116,53 @@ describe('meshStatusConditions', () => {
       reason: 'ProxyError',
       message: 'default/gateway-0: POST /api/v1/listeners: 422 port in use',
     });
+  });
+
+  it('a proxyless gRPC client: True once it ACKs, ProxyError naming it on a NACK, Unknown without a stream', () => {
+    const { ks, compiled } = grpcCanary();
+    const run = (proxies: Record<string, ProxyProgress>) => {
+      const all = meshStatusConditions({
+        meshObjects: ks.meshObjects,
+        diagnostics: compiled.diagnostics,
+        mesh: compiled.mesh,
+        proxies,
+      });
+      const vs = byType(all['VirtualService/default/echo']!).Programmed;
+      expect(byType(all['Target/default/echo-split']!).Programmed).toEqual(vs);
+      return vs;
+    };
+    const client = 'default/grpc-client';
+    expect(run({})).toMatchObject({
+      status: 'Unknown',
+      reason: 'Pending',
+      message: `served over xDS only (${client}); acknowledgements are not tracked in status`,
+    });
+    expect(run({ [client]: synced })).toEqual({
+      type: 'Programmed',
+      status: 'True',
+      reason: 'Programmed',
+      message: `programmed on ${client}`,
+      observedGeneration: 2,
+    });
+    expect(
+      run({ [client]: { phase: 'nacked', inSync: false, message: 'NACKed RDS 7: weights sum to 0' } }),
+    ).toMatchObject({
+      status: 'False',
+      reason: 'ProxyError',
+      message: `${client}: NACKed RDS 7: weights sum to 0`,
+    });
+    expect(run({ [client]: { phase: 'syncing', inSync: false } })).toMatchObject({
+      status: 'False',
+      reason: 'Pending',
+      message: `waiting for ${client} (syncing)`,
+    });
+    for (const phase of ['not-connected', 'disconnected', 'xds-off'] as const) {
+      expect(run({ [client]: { phase, inSync: false, message: `it has ${phase}` } })).toMatchObject({
+        status: 'Unknown',
+        reason: 'NotConnected',
+        message: `not connected over xDS: ${client}: it has ${phase}`,
+      });
+    }
   });
 
   it('an invalid object is not Accepted, with the schema diagnostic as the message', () => {

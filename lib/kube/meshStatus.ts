@@ -21,19 +21,47 @@ export interface MeshCondition {
   lastTransitionTime?: string;
 }
 
-/** Where an l7mp proxy stands (the Reconciler's phase; `message` says why it failed). */
+/**
+ * Where a proxy stands: an l7mp proxy's Reconciler phase, or a proxyless gRPC client's ADS stream phase
+ * (`nacked`, `not-connected`, `disconnected`, `xds-off`: no xDS is served). `message` says why it failed.
+ */
 export interface ProxyProgress {
-  phase: 'pending' | 'syncing' | 'synced' | 'failed' | 'unreachable';
+  phase: ProxyPhase;
   inSync: boolean;
   message?: string;
 }
+
+export const PROXY_PHASES = [
+  'pending',
+  'syncing',
+  'synced',
+  'failed',
+  'unreachable',
+  'nacked',
+  'not-connected',
+  'disconnected',
+  'xds-off',
+] as const;
+export type ProxyPhase = (typeof PROXY_PHASES)[number];
+
+/** The proxy rejected or cannot take its config. */
+const FAILED_PHASES = new Set<ProxyPhase>(['failed', 'unreachable', 'nacked']);
+/**
+ * No ADS stream: what the client runs cannot be known (a client that was connected keeps its last
+ * config), so this makes Programmed Unknown rather than False.
+ */
+const OFFLINE_PHASES = new Set<ProxyPhase>(['not-connected', 'disconnected', 'xds-off']);
 
 export interface MeshStatusInput {
   meshObjects: Record<string, MeshObjectInfo>;
   /** The engine's diagnostics (the snapshot's included). */
   diagnostics: readonly Diagnostic[];
   mesh: ResolvedMesh;
-  /** The l7mp proxies the controller pushes to, by id (`namespace/pod`). */
+  /**
+   * The proxies whose progress is tracked, by id (`namespace/pod`): the l7mp proxies the controller pushes
+   * to and, when the ADS server is followed, the proxyless gRPC clients. A carrier not listed here is
+   * served over xDS without its acknowledgements being tracked.
+   */
   proxies: Readonly<Record<string, ProxyProgress>>;
 }
 
@@ -150,7 +178,7 @@ function programmed(
     };
   }
   const all = [...(carriedBy ?? [])].sort();
-  const l7mp = all.filter((p) => proxies[p] !== undefined);
+  const tracked = all.filter((p) => proxies[p] !== undefined);
   if (all.length === 0) {
     return {
       ...base,
@@ -159,7 +187,7 @@ function programmed(
       message: 'no proxy carries it: it selects no running proxy pod and nothing on a proxy uses it',
     };
   }
-  if (l7mp.length === 0) {
+  if (tracked.length === 0) {
     return {
       ...base,
       status: 'Unknown',
@@ -167,29 +195,34 @@ function programmed(
       message: `served over xDS only (${all.join(', ')}); acknowledgements are not tracked in status`,
     };
   }
-  const failed = l7mp.filter((p) => proxies[p]!.phase === 'failed' || proxies[p]!.phase === 'unreachable');
+  const said = (p: string) => `${p}: ${proxies[p]!.message ?? proxies[p]!.phase}`;
+  const failed = tracked.filter((p) => FAILED_PHASES.has(proxies[p]!.phase));
   if (failed.length > 0) {
-    return {
-      ...base,
-      status: 'False',
-      reason: 'ProxyError',
-      message: truncate(failed.map((p) => `${p}: ${proxies[p]!.message ?? proxies[p]!.phase}`).join('; ')),
-    };
+    return { ...base, status: 'False', reason: 'ProxyError', message: truncate(failed.map(said).join('; ')) };
   }
-  const waiting = l7mp.filter((p) => !(proxies[p]!.phase === 'synced' && proxies[p]!.inSync));
+  const notSynced = tracked.filter((p) => !(proxies[p]!.phase === 'synced' && proxies[p]!.inSync));
+  const waiting = notSynced.filter((p) => !OFFLINE_PHASES.has(proxies[p]!.phase));
   if (waiting.length > 0) {
     return {
       ...base,
       status: 'False',
       reason: 'Pending',
-      message: truncate(`waiting for ${waiting.map((p) => `${p} (${proxies[p]!.phase})`).join(', ')}`),
+      message: truncate(`waiting for ${notSynced.map((p) => `${p} (${proxies[p]!.phase})`).join(', ')}`),
+    };
+  }
+  if (notSynced.length > 0) {
+    return {
+      ...base,
+      status: 'Unknown',
+      reason: 'NotConnected',
+      message: truncate(`not connected over xDS: ${notSynced.map(said).join('; ')}`),
     };
   }
   return {
     ...base,
     status: 'True',
     reason: 'Programmed',
-    message: truncate(`programmed on ${l7mp.join(', ')}`),
+    message: truncate(`programmed on ${tracked.join(', ')}`),
   };
 }
 

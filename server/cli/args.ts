@@ -154,6 +154,7 @@ Usage:
       and Target resources, Services, EndpointSlices and Pods (all namespaces, or NS). Every replica
       serves xDS; the one holding the Lease meshdeck-controller (in $POD_NAMESPACE, else NS, else
       default; identity $POD_NAME, else host-pid) pushes to the l7mp proxies and writes status.
+      --kubeconfig in-cluster uses the pod's service account (deploy/console.yaml does).
       With the console built (npm run build), it serves the console on --host/--port too: drafts start
       from the cluster's objects and Apply is a server-side apply as the signed-in user (Kubernetes RBAC
       decides; who may not apply gets Open PR). Runs until SIGINT/SIGTERM, then releases the Lease.

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { parseArgs } from '@/server/cli/args';
+import { IN_CLUSTER } from './kubeControlPlaneServe';
 
 const DEPLOY = path.resolve(__dirname, '../../deploy');
 
@@ -88,7 +89,11 @@ describe('deploy/ manifests', () => {
       host: '0.0.0.0',
       port: 3000,
       xds: { host: '0.0.0.0', port: 18000 },
+      // Kubernetes mode with the pod's service account; the election names the pod and its namespace.
+      kube: { kubeconfig: IN_CLUSTER },
     });
+    const env = Object.fromEntries(container.env.map((e: Obj) => [e.name, e.valueFrom?.fieldRef?.fieldPath]));
+    expect(env).toMatchObject({ POD_NAME: 'metadata.name', POD_NAMESPACE: 'metadata.namespace' });
     const ports = Object.fromEntries(container.ports.map((p: Obj) => [p.name, p.containerPort]));
     expect(ports).toEqual({ http: 3000, xds: 18000 });
     expect(deploy.spec.selector.matchLabels).toEqual(

@@ -27,6 +27,9 @@ import { KubeControlPlane, LEASE_NAME } from './kubeControlPlane';
 
 const SYNC_WAIT_MS = 30_000;
 
+/** `--kubeconfig in-cluster`: the pod's service account instead of a kubeconfig file. */
+export const IN_CLUSTER = 'in-cluster';
+
 /** Runs Kubernetes mode for `meshdeck serve --kubeconfig`; never returns while serving. */
 export async function runKubeServe(
   cmd: Extract<CliCommand, { command: 'serve' }>,
@@ -35,7 +38,12 @@ export async function runKubeServe(
   const { kubeconfig, namespace } = cmd.kube!;
   const kc = new k8s.KubeConfig();
   try {
-    kc.loadFromFile(kubeconfig);
+    // Inside a pod: the service account's token and CA, and the API server from the environment.
+    if (kubeconfig === IN_CLUSTER) {
+      if (!process.env.KUBERNETES_SERVICE_HOST)
+        throw new Error('not running in a pod ($KUBERNETES_SERVICE_HOST is not set)');
+      kc.loadFromCluster();
+    } else kc.loadFromFile(kubeconfig);
   } catch (e) {
     throw new CliError(
       `serve: cannot read --kubeconfig ${kubeconfig}: ${(e as Error).message}`,

@@ -5,6 +5,7 @@
  *                                            │                                  (http://<podIP>:<api port>)
  *                                            ├──resolved mesh──> MeshXdsPublisher (ADS), when given
  *                                            └──diagnostics + proxy sync──> status conditions of the CRs
+ *                                                  (l7mp: the Reconciler's; gRPC clients: their ADS streams')
  *
  * An EndpointSlice-only change takes the engine's incremental path. Status (Accepted, ResolvedRefs,
  * Programmed) goes through the status subresource, and only when it differs from what the object says.
@@ -26,6 +27,8 @@ import {
   conditionsEqual,
   type MeshCondition,
   meshStatusConditions,
+  PROXY_PHASES,
+  type ProxyPhase,
   type ProxyProgress,
   withTransitionTimes,
 } from '@/lib/kube/meshStatus';
@@ -39,6 +42,10 @@ import {
   type ReconcilerOptions,
   type ProxySyncState,
 } from '../l7mp/Reconciler';
+import type { ProxyXdsLiveState } from '../controlPlane/liveState';
+import { grpcSyncFields, xdsLiveState } from '../controlPlane/xdsLiveState';
+import { XdsStreamTracker } from '../controlPlane/xdsStreamTracker';
+import type { AdsServer } from '../xds/AdsServer';
 import type { MeshXdsPublisher } from '../xds/meshXds';
 import {
   describeError,
@@ -64,6 +71,11 @@ export interface KubeControllerOptions {
   active?: boolean;
   /** Also render every proxy's xDS resources into this publisher's cache. */
   xds?: MeshXdsPublisher;
+  /**
+   * The ADS server that serves `xds`: its streams' ACKs and NACKs become the proxyless gRPC clients'
+   * progress in Programmed (without it their acknowledgements are not tracked).
+   */
+  xdsServer?: AdsServer;
   /** Options of the controller's own l7mp Reconciler (drift check interval, timeouts...). */
   reconciler?: ReconcilerOptions;
   /** Coalescing, restart backoff, idle-watch relist and request timeout of the informers. */
@@ -124,6 +136,9 @@ export class KubeController extends EventEmitter<KubeControllerEvents> {
   private readonly written = new Map<string, Written>();
   private readonly loggedWriteErrors = new Map<string, string>();
   private readonly statusPass = coalescingRunner(() => this.writeStatus());
+  private readonly tracker: XdsStreamTracker | undefined;
+  /** The gRPC clients' progress the last status pass used (JSON by id): an ADS event that changes none is no news. */
+  private grpcSeen = new Map<string, string>();
 
   constructor(private readonly options: KubeControllerOptions) {
     super();
@@ -143,6 +158,16 @@ export class KubeController extends EventEmitter<KubeControllerEvents> {
     // Someone else changed a status (or our own write came back): compare again.
     this.source.on('status', () => this.scheduleStatus());
     this.reconciler.on('state', () => this.scheduleStatus());
+    if (options.xdsServer) {
+      this.tracker = new XdsStreamTracker(
+        (nodeId) => {
+          const p = this.grpcProgress(nodeId);
+          if (p && JSON.stringify(p) !== this.grpcSeen.get(nodeId)) this.scheduleStatus();
+        },
+        (nodeId) => this.isGrpcClient(nodeId),
+      );
+      this.tracker.attach(options.xdsServer);
+    }
   }
 
   /** Creates a controller and starts its informers (see whenSynced). */
@@ -210,6 +235,7 @@ export class KubeController extends EventEmitter<KubeControllerEvents> {
     if (this.stopped) return;
     this.stopped = true;
     clearTimeout(this.statusTimer);
+    if (this.tracker) this.tracker.detach(this.options.xdsServer!);
     await this.source.stop();
     await this.reconciler.stop();
     await this.statusPass().catch(() => undefined);
@@ -297,7 +323,37 @@ export class KubeController extends EventEmitter<KubeControllerEvents> {
     // Once per distinct set: an endpoint change recomputes too, and must not repeat them.
     if (joined !== this.loggedErrors) for (const m of key) this.logger.warn(`meshdeck kube: error: ${m}`);
     this.loggedErrors = joined;
+    this.tracker?.prune((id) => this.isGrpcClient(id));
     this.scheduleStatus();
+  }
+
+  // ------------------------------------------------------------------ proxyless gRPC clients (ADS)
+
+  private isGrpcClient(id: string): boolean {
+    return this.engine?.current.mesh.proxies[id]?.role === 'grpc';
+  }
+
+  /**
+   * A gRPC client's progress from its ADS stream (undefined when the ADS server is not followed): the
+   * server's open streams when given (their status is computed against the snapshot the cache holds now,
+   * and includes streams opened before the tracker attached), else what the tracker last saw; the tracker
+   * also remembers a stream that closed.
+   */
+  private grpcProgress(id: string, open?: Map<string, ProxyXdsLiveState>): ProxyProgress | undefined {
+    if (!this.tracker || !this.isGrpcClient(id)) return undefined;
+    const xds = open?.get(id) ?? this.tracker.get(id);
+    const f = grpcSyncFields(xds, this.options.xds !== undefined);
+    const phase = (PROXY_PHASES as readonly string[]).includes(f.phase) ? (f.phase as ProxyPhase) : 'pending';
+    const message = grpcMessage(phase, xds);
+    return { phase, inSync: f.inSync, ...(message ? { message } : {}) };
+  }
+
+  /** The ADS server's open streams, the newest of each node id. */
+  private openStreams(): Map<string, ProxyXdsLiveState> {
+    const out = new Map<string, ProxyXdsLiveState>();
+    // proxyStatus() is sorted by node id, then stream id: the last of a node is its newest.
+    for (const s of this.options.xdsServer?.proxyStatus() ?? []) out.set(s.nodeId, xdsLiveState(s));
+    return out;
   }
 
   // ------------------------------------------------------------------ status
@@ -323,6 +379,18 @@ export class KubeController extends EventEmitter<KubeControllerEvents> {
         ? `${f.op ? `${f.op.method} ${f.op.path}: ` : ''}${f.status ? `HTTP ${f.status}: ` : ''}${f.message}`
         : undefined;
       proxies[s.id] = { phase: s.phase, inSync: s.inSync, ...(message ? { message } : {}) };
+    }
+    if (this.tracker) {
+      const open = this.openStreams();
+      const seen = new Map<string, string>();
+      for (const [id, p] of Object.entries(compiled.mesh.proxies)) {
+        if (p.role !== 'grpc') continue;
+        const progress = this.grpcProgress(id, open);
+        if (!progress) continue;
+        proxies[id] = progress;
+        seen.set(id, JSON.stringify(progress));
+      }
+      this.grpcSeen = seen;
     }
     const all = meshStatusConditions({
       meshObjects: this.kube.meshObjects,
@@ -403,5 +471,24 @@ export class KubeController extends EventEmitter<KubeControllerEvents> {
       this.written.delete(key);
       return false;
     }
+  }
+}
+
+/** Why a gRPC client is not in sync, in its own words where it gave any (a NACK's error_detail). */
+function grpcMessage(phase: ProxyPhase, xds: ProxyXdsLiveState | undefined): string | undefined {
+  switch (phase) {
+    case 'nacked':
+      return Object.entries(xds?.types ?? {})
+        .filter(([, t]) => t.status === 'NACKED' && t.lastNack)
+        .map(([name, t]) => `NACKed ${name} ${t.lastNack!.version}: ${t.lastNack!.errorDetail.message}`)
+        .join('; ');
+    case 'not-connected':
+      return 'no ADS stream from it';
+    case 'disconnected':
+      return 'its ADS stream closed (it keeps the config it had, if any)';
+    case 'xds-off':
+      return 'this control plane serves no xDS';
+    default:
+      return undefined;
   }
 }

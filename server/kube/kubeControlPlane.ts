@@ -9,6 +9,7 @@
  */
 import os from 'node:os';
 import type * as k8s from '@kubernetes/client-node';
+import type { AdsServer } from '../xds/AdsServer';
 import type { MeshXdsPublisher } from '../xds/meshXds';
 import { type KubeControllerOptions, KubeController } from './KubeController';
 import type { InformerState } from './kubeSource';
@@ -25,6 +26,8 @@ export interface KubeControlPlaneOptions {
   /** This replica's identity: this, else $POD_NAME, else `<hostname>-<pid>`. */
   identity?: string;
   xds?: MeshXdsPublisher;
+  /** The ADS server serving `xds`: its ACKs and NACKs make the gRPC clients' Programmed condition. */
+  xdsServer?: AdsServer;
   leaseDurationSeconds?: number;
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
@@ -64,6 +67,7 @@ export class KubeControlPlane {
       kubeConfig: options.kubeConfig,
       ...(options.namespace ? { namespace: options.namespace } : {}),
       ...(options.xds ? { xds: options.xds } : {}),
+      ...(options.xdsServer ? { xdsServer: options.xdsServer } : {}),
       ...options.controller,
       active: false,
       logger,

@@ -196,6 +196,7 @@ export function ClusterApplyPanel({
   // After an apply that answered per object, the rows are its answer (what was written, or the gate's refusal).
   const rows: (ObjectPlan | ObjectOutcome)[] = sortRows(state.applied?.answer?.objects ?? dry?.objects ?? []);
   const outcomes = state.applied?.answer !== undefined;
+  const skipped = rows.filter((r) => r.action === 'skipped');
   const hasConflicts = rows.some((r) => r.action === 'conflict');
   const blockers = dry ? applyBlockers(dry) : [];
   const canApply = dry !== undefined && blockers.length === 0 && !state.busy && !state.applied?.ok;
@@ -328,10 +329,25 @@ export function ClusterApplyPanel({
                   : `Dry-run of revision ${dry.revision}: ${summaryLine(rows)}`}
               </p>
               <ul className="cluster-apply__rows" aria-labelledby={`${id}-objects`}>
-                {rows.map((r) => (
-                  <ObjectRow key={`${r.ref.key}:${r.action}`} row={r} outcome={outcomes} />
-                ))}
+                {rows
+                  .filter((r) => r.action !== 'skipped')
+                  .map((r) => (
+                    <ObjectRow key={`${r.ref.key}:${r.action}`} row={r} outcome={outcomes} />
+                  ))}
               </ul>
+              {skipped.length ? (
+                // A Kubernetes-mode draft mirrors the cluster's Services and Pods: listed, but out of the way.
+                <details className="cluster-apply__skipped" data-testid="cluster-apply-skipped">
+                  <summary>
+                    {skipped.length} skipped: {skippedKinds(skipped)} objects are not applied from the console
+                  </summary>
+                  <ul className="cluster-apply__rows" aria-label="Skipped objects">
+                    {skipped.map((r) => (
+                      <ObjectRow key={r.ref.key} row={r} outcome={outcomes} />
+                    ))}
+                  </ul>
+                </details>
+              ) : null}
 
               {state.applied ? <ApplyAnswer applied={state.applied} /> : null}
 
@@ -421,6 +437,12 @@ export function ClusterApplyPanel({
       ) : null}
     </dialog>
   );
+}
+
+/** "Pod and Service": the kinds of the skipped rows. */
+function skippedKinds(rows: readonly ObjectPlan[]): string {
+  const kinds = [...new Set(rows.map((r) => r.ref.kind || 'file'))].sort();
+  return kinds.length <= 1 ? (kinds[0] ?? '') : `${kinds.slice(0, -1).join(', ')} and ${kinds.at(-1)}`;
 }
 
 /** The apply's answer: success as a status, anything else as an alert that says what was written. */

@@ -4,6 +4,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { ApiError, apiFetch, errorMessage } from './api';
 import { Dialog } from './Dialog';
+import { MAIN_DRAFT_ID } from './draftId';
 import { type DraftListEntry, draftsKey, draftsQuery } from './queries';
 
 export interface DraftSwitcherProps {
@@ -83,7 +84,7 @@ export function DraftSwitcher(p: DraftSwitcherProps) {
         await apiFetch(`/api/drafts/${encodeURIComponent(mode.draft.id)}`, { method: 'DELETE' });
         await queryClient.invalidateQueries({ queryKey: draftsKey });
         setMode(undefined);
-        if (mode.draft.id === p.draftId) p.onSwitch('main');
+        if (mode.draft.id === p.draftId) p.onSwitch(MAIN_DRAFT_ID);
       }
     } catch (err) {
       setError(refusal(err));
@@ -105,7 +106,7 @@ export function DraftSwitcher(p: DraftSwitcherProps) {
           disabled={list.isError}
         >
           {current ? null : (
-            <option value={p.draftId}>{p.draftId === 'main' ? 'Main draft' : p.draftId}</option>
+            <option value={p.draftId}>{p.draftId === MAIN_DRAFT_ID ? 'Main draft' : p.draftId}</option>
           )}
           {drafts.map((d) => (
             <option key={d.id} value={d.id}>

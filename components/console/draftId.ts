@@ -5,9 +5,10 @@
  * every panel asks the server about that draft.
  */
 import { createContext, useContext } from 'react';
+import { DRAFT_ID_PATTERN, MAIN_DRAFT } from '@/lib/console/draftIds';
 
-/** The main draft's id (server/console/DraftRegistry MAIN_DRAFT; not imported: that module is server-only). */
-export const MAIN_DRAFT_ID = 'main';
+/** The main draft's id. */
+export const MAIN_DRAFT_ID = MAIN_DRAFT;
 
 /** The draft the panels below work on. */
 export const DraftIdContext = createContext<string>(MAIN_DRAFT_ID);
@@ -26,5 +27,5 @@ export function withDraft(url: string, draftId: string): string {
 /** The draft id the address names (`?draft=`), or the main draft. */
 export function draftIdFromLocation(search: string): string {
   const id = new URLSearchParams(search).get('draft');
-  return id && /^[a-z0-9][a-z0-9-]{0,47}$/.test(id) ? id : MAIN_DRAFT_ID;
+  return id && DRAFT_ID_PATTERN.test(id) ? id : MAIN_DRAFT_ID;
 }

@@ -11,16 +11,11 @@ import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import type { DraftState } from '@/lib/console/draftDoc';
+import { DraftId, MAIN_DRAFT } from '@/lib/console/draftIds';
 import { DraftStore, type FieldError } from './DraftStore';
 import { writeFileAtomic } from './meshDirFiles';
 
-/** The id of the draft every console starts with. */
-export const MAIN_DRAFT = 'main';
-
-/** A draft id: what URLs (`?draft=`) and directory names carry. */
-export const DraftId = z
-  .string()
-  .regex(/^[a-z0-9][a-z0-9-]{0,47}$/, 'a draft id is 1-48 lowercase letters, digits and dashes');
+export { DraftId, MAIN_DRAFT };
 
 /** A draft's name as people see it. */
 export const DraftName = z

@@ -76,14 +76,22 @@ export function draftIdOf(req: Request): { ok: true; id: string } | { ok: false;
   };
 }
 
-/** The store of the draft a request names, or the 400/404 answer. */
+/** The store of the draft a request names, or the 400/404 answer (500 when the drafts cannot be read). */
 export async function draftOf(
   req: Request,
   ctx: ConsoleContext,
 ): Promise<{ ok: true; id: string; store: DraftStore } | { ok: false; response: Response }> {
   const id = draftIdOf(req);
   if (!id.ok) return id;
-  const store = await ctx.drafts.get(id.id);
+  let store: DraftStore | undefined;
+  try {
+    store = await ctx.drafts.get(id.id);
+  } catch (e) {
+    return {
+      ok: false,
+      response: jsonResponse({ error: `cannot read the draft: ${(e as Error).message}` }, 500),
+    };
+  }
   if (!store)
     return { ok: false, response: jsonResponse({ error: `no draft with id ${JSON.stringify(id.id)}` }, 404) };
   return { ok: true, id: id.id, store };

@@ -53,10 +53,7 @@ async function prepare(req: Request, schema: typeof DryRunBody | typeof ClusterA
       ),
     };
   }
-  const d = await draftOf(req, ctx).catch((e: Error) => ({
-    ok: false as const,
-    response: jsonResponse({ error: `cannot read the draft: ${e.message}` }, 500),
-  }));
+  const d = await draftOf(req, ctx);
   if (!d.ok) return d;
   const raw = await readJsonBody(req, 4096);
   if (!raw.ok) return raw;

@@ -27,10 +27,7 @@ export async function POST(req: Request): Promise<Response> {
       409,
     );
   }
-  const d = await draftOf(req, ctx).catch((e: Error) => ({
-    ok: false as const,
-    response: jsonResponse({ error: `cannot read the draft: ${e.message}` }, 500),
-  }));
+  const d = await draftOf(req, ctx);
   if (!d.ok) return d.response;
   const body = await readJsonBody(req, 4096);
   if (!body.ok) return body.response;

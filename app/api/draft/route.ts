@@ -27,10 +27,7 @@ export async function PUT(req: Request): Promise<Response> {
   if (!guard.ok) return guard.response;
   const ctx = getConsoleContext();
   if (!ctx) return notServing('no console draft in this process');
-  const d = await draftOf(req, ctx).catch((e: Error) => ({
-    ok: false as const,
-    response: jsonResponse({ error: `cannot read the draft: ${e.message}` }, 500),
-  }));
+  const d = await draftOf(req, ctx);
   if (!d.ok) return d.response;
   // JSON escapes can double the text's size; anything beyond that cannot be a valid draft.
   const body = await readJsonBody(req, 2 * MAX_DRAFT_BYTES + 1_000_000);

@@ -91,6 +91,8 @@ export async function runKubeServe(
     kubeConfig: kc,
     ...(namespace ? { namespace } : {}),
     xds: publisher,
+    // Proxyless gRPC clients' ADS sync feeds their objects' Programmed condition.
+    ...(ads ? { xdsServer: ads } : {}),
     ...(lease?.durationSeconds !== undefined ? { leaseDurationSeconds: lease.durationSeconds } : {}),
     ...(lease?.renewDeadlineMs !== undefined ? { renewDeadlineMs: lease.renewDeadlineMs } : {}),
     ...(lease?.retryPeriodMs !== undefined ? { retryPeriodMs: lease.retryPeriodMs } : {}),

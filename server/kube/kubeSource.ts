@@ -80,7 +80,10 @@ export interface InformerState {
   kind: KubeSourceKind;
   /** Listed at least once. */
   synced: boolean;
-  /** Listed and watching: its watch request is open (false while listing, connecting, waiting to restart). */
+  /**
+   * Listed and watching: its watch is open, or being reopened after the server ended it or after an idle
+   * relist (false after an error, while the first list runs and while waiting to restart).
+   */
   running: boolean;
   /** Restarts after errors so far. */
   restarts: number;
@@ -120,6 +123,8 @@ interface Resource {
   bookmarks: number;
   /** Date.now() of the open watch's last event or opening. */
   lastEventAt?: number;
+  /** The watch ended without an error (server timeout, 410, idle relist): the informer reopens it itself. */
+  reconnecting: boolean;
   /** Counts errors, to tell whether a start attempt saw one. */
   errors: number;
   lastError?: { at: string; message: string };
@@ -216,7 +221,7 @@ export class KubeSource extends EventEmitter<KubeSourceEvents> {
     return this.resources.map((r) => ({
       kind: r.kind,
       synced: r.synced,
-      running: r.running && r.watch.open,
+      running: r.running && (r.watch.open || r.reconnecting),
       restarts: r.restarts,
       attempts: r.attempts,
       lists: r.lists,
@@ -283,6 +288,10 @@ export class KubeSource extends EventEmitter<KubeSourceEvents> {
     const watch = new TrackedWatch(kc, this.requestTimeoutMs, {
       opened: () => {
         r.lastEventAt = Date.now();
+        r.reconnecting = false;
+      },
+      closed: (reconnecting) => {
+        r.reconnecting = reconnecting;
       },
       event: (type) => {
         r.lastEventAt = Date.now();
@@ -302,6 +311,7 @@ export class KubeSource extends EventEmitter<KubeSourceEvents> {
       lists: 0,
       idleRelists: 0,
       bookmarks: 0,
+      reconnecting: false,
       errors: 0,
     };
     informer.on('add', (o) => this.upsert(r, o));
@@ -362,6 +372,7 @@ export class KubeSource extends EventEmitter<KubeSourceEvents> {
     if (this.stopped) return;
     r.errors++;
     r.running = false;
+    r.reconnecting = false;
     const message = describeError(err);
     r.lastError = { at: new Date().toISOString(), message };
     if (r.timer) return; // a restart is already scheduled
@@ -456,6 +467,8 @@ interface WatchHooks {
   opened(): void;
   /** An event arrived on the open watch (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR). */
   event(type: string): void;
+  /** The open watch ended; `reconnecting` when without an error, so the informer reopens it by itself. */
+  closed(reconnecting: boolean): void;
 }
 
 /**
@@ -512,8 +525,13 @@ class TrackedWatch extends k8s.Watch {
         callback(phase, obj, data);
       },
       (err) => {
+        const wasOpen = this.current === attempt;
         attempt.ended = true;
-        if (this.current === attempt) this.current = undefined;
+        if (wasOpen) {
+          this.current = undefined;
+          const e = err as { statusCode?: number; code?: number } | null | undefined;
+          this.hooks.closed(attempt.relist || !e || e.statusCode === 410 || e.code === 410);
+        }
         done(
           attempt.relist
             ? Object.assign(new Error('relist: the watch was silent'), { statusCode: 410 })

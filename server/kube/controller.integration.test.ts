@@ -4,29 +4,30 @@
 // as the endpoint controller would. Every proxy listener port of the example is moved to a free port (and
 // the golden file with it), and each l7mp REST API listens on a free port named by the pod's
 // msm.l7mp.io/api-port annotation: nothing here binds a fixed port, so no machine-wide lock is needed.
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse as parseYaml, parseAllDocuments } from 'yaml';
-import { meshCrds } from '@/lib/kube/crds';
 import { canonicalL7mpConfig } from '@/lib/l7mp/canonicalL7mp';
-import type { L7mpConfig, L7mpOperation } from '@/lib/model/l7mp';
-import { convertSeedDialect } from '@/lib/parse/seedDialect';
-import { L7mpRestClient } from '../l7mp/L7mpRestClient';
+import type { L7mpOperation } from '@/lib/model/l7mp';
 import { MeshXdsPublisher } from '../xds/meshXds';
 import { freePort, type L7mpProcess, startL7mp } from '../testing/startL7mp';
 import { type KubeControllerUpdate, KubeController } from './KubeController';
-import { type KubeApiServer, kubeRequest, startKubeApiServer } from './testing/kubeApiServer';
+import {
+  applySeed,
+  endpointSlice,
+  endpointsOf,
+  golden,
+  GROUP,
+  installCrds,
+  live,
+  localizer,
+  merge,
+  NS,
+  type Obj,
+  PLURAL,
+  until as kitUntil,
+} from './replicasTestKit';
+import { type KubeApiServer, startKubeApiServer } from './testing/kubeApiServer';
 
-const GOLDEN = path.resolve(__dirname, '../../lib/engine/testdata');
-const NS = 'default';
-const GROUP = { group: 'msm.l7mp.io', version: 'v1' };
-const PLURAL: Record<string, string> = {
-  VirtualService: 'virtualservices',
-  Route: 'routes',
-  Target: 'targets',
-};
 /** The golden file's proxy pod addresses, and the loopback addresses the test's l7mp processes answer on. */
 const GATEWAY_IP = '127.0.0.2';
 const TRANSCODER_IP = '127.0.0.3';
@@ -41,7 +42,6 @@ const TRANSCODER_ID = `${NS}/transcoder-0`;
 
 let kube: KubeApiServer;
 let kc: k8s.KubeConfig;
-let core: k8s.CoreV1Api;
 let discovery: k8s.DiscoveryV1Api;
 let custom: k8s.CustomObjectsApi;
 let gateway: L7mpProcess;
@@ -50,6 +50,7 @@ let controller: KubeController;
 const xds = new MeshXdsPublisher();
 /** The example's listener ports -> free ones (UDP 9001 on the gateway, WebSocket 8888 on the transcoder). */
 let ports: Record<number, number>;
+let localize: <T>(v: T) => T;
 const pushes: { id: string; at: number; applied: L7mpOperation[]; ok: boolean }[] = [];
 const updates: (KubeControllerUpdate & { at: number })[] = [];
 const logs: string[] = [];
@@ -59,90 +60,11 @@ const logger = {
   error: (m: string) => logs.push(`error ${m}`),
 };
 
-type Obj = Record<string, any>;
-
-async function until<T>(what: string, fn: () => T | Promise<T>, timeoutMs = 20_000, everyMs = 25) {
-  const end = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v as Exclude<T, false | null | undefined | 0 | ''>;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > end) {
-      throw new Error(
-        `timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}\n` +
-          `controller log:\n${logs.slice(-30).join('\n')}`,
-      );
-    }
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
-
-/** Deep-replaces the golden file's proxy addresses and listener ports with this test's. */
-function localize<T>(v: T): T {
-  if (typeof v === 'string') {
-    let s: string = v;
-    for (const [from, to] of Object.entries(ADDRESSES)) s = s.split(from).join(to);
-    return s as T;
-  }
-  if (Array.isArray(v)) return v.map(localize) as T;
-  if (v && typeof v === 'object') {
-    return Object.fromEntries(
-      Object.entries(v).map(([k, x]) => [
-        k,
-        k === 'port' && typeof x === 'number' && ports[x] !== undefined ? ports[x] : localize(x),
-      ]),
-    ) as T;
-  }
-  return v;
-}
-
-/** The golden file of seed Example 1: per proxy, the config and the operations for an empty proxy. */
-function golden(): Record<string, { config: L7mpConfig; operations: Record<string, unknown>[] }> {
-  const out = parseYaml(readFileSync(path.join(GOLDEN, 'seed-example-1.out.yaml'), 'utf8')) as Obj;
-  return localize(out.proxies);
-}
+/** Polls until fn returns something truthy; the controller's log is in the message of a timeout. */
+const until = <T>(what: string, fn: () => T | Promise<T>, timeoutMs = 20_000, everyMs = 25) =>
+  kitUntil(what, fn, timeoutMs, () => `controller log:\n${logs.slice(-30).join('\n')}`, everyMs);
 
 const opKey = (op: L7mpOperation) => ({ [`${op.method} ${op.path}`]: op.body ?? null });
-
-async function live(p: L7mpProcess, ip: string): Promise<L7mpConfig> {
-  return (await new L7mpRestClient(`http://${ip}:${p.apiPort}`, { timeoutMs: 2000 }).readLive()).config;
-}
-
-function endpointsOf(config: L7mpConfig, cluster: string): string[] {
-  return (config.clusters.find((c) => c.name === cluster)?.endpoints ?? []).map((e) => e.spec.address).sort();
-}
-
-const merge = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
-
-/** The mesh CRDs as deploy/crds/ installs them (structural schemas, CEL rules, status subresource). */
-async function installCrds(): Promise<void> {
-  const ext = kc.makeApiClient(k8s.ApiextensionsV1Api);
-  for (const crd of meshCrds()) {
-    // Raw JSON: the client library's typed serializer drops `x-kubernetes-*` keys it knows by other names.
-    const res = await kubeRequest(
-      kube.url,
-      kube.admin,
-      'POST',
-      '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
-      crd,
-    );
-    expect(res.status, res.text).toBe(201);
-    await until(`CRD ${crd.metadata.name} Established`, async () => {
-      const c = await ext.readCustomResourceDefinition({ name: crd.metadata.name });
-      return c.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True');
-    });
-  }
-  // Established comes a moment before the resource path serves.
-  for (const plural of Object.values(PLURAL)) {
-    await until(`${plural} served`, () =>
-      custom.listNamespacedCustomObject({ ...GROUP, namespace: NS, plural }),
-    );
-  }
-}
 
 function createMesh(body: Obj) {
   return custom.createNamespacedCustomObject({ ...GROUP, namespace: NS, plural: PLURAL[body.kind]!, body });
@@ -150,29 +72,6 @@ function createMesh(body: Obj) {
 
 function getMesh(kind: string, name: string): Promise<Obj> {
   return custom.getNamespacedCustomObject({ ...GROUP, namespace: NS, plural: PLURAL[kind]!, name });
-}
-
-/** An EndpointSlice as the endpoint controller writes it for a Service's ready pods. */
-function endpointSlice(service: string, suffix: string, port: number, pods: [string, string][]) {
-  return {
-    apiVersion: 'discovery.k8s.io/v1',
-    kind: 'EndpointSlice',
-    metadata: {
-      name: `${service}-${suffix}`,
-      namespace: NS,
-      labels: {
-        'kubernetes.io/service-name': service,
-        'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io',
-      },
-    },
-    addressType: 'IPv4',
-    endpoints: pods.map(([pod, ip]) => ({
-      addresses: [ip],
-      conditions: { ready: true, serving: true, terminating: false },
-      targetRef: { kind: 'Pod', namespace: NS, name: pod },
-    })),
-    ports: [{ name: '', port, protocol: 'UDP' }],
-  } as k8s.V1EndpointSlice;
 }
 
 async function setWorkerEndpoints(pods: [string, string][]): Promise<void> {
@@ -185,50 +84,18 @@ async function setWorkerEndpoints(pods: [string, string][]): Promise<void> {
 
 /** Seed Example 1 as the API server holds it: canonical mesh resources, Services, Pods, EndpointSlices. */
 async function applyExample1(): Promise<void> {
-  const docs = parseAllDocuments(readFileSync(path.join(GOLDEN, 'seed-example-1.in.yaml'), 'utf8'))
-    .map((d) => d.toJS() as Obj)
-    .map((o) => localize(convertSeedDialect(o).object) as Obj);
-  const apiPorts: Record<string, number> = {
-    'gateway-0': gateway.apiPort,
-    'transcoder-0': transcoder.apiPort,
-  };
-  for (const o of docs) {
-    if (o.kind === 'Service') await core.createNamespacedService({ namespace: NS, body: o as k8s.V1Service });
-  }
-  for (const o of docs) {
-    if (o.kind !== 'Pod') continue;
-    const name = o.metadata.name as string;
-    const annotations = { ...o.metadata.annotations };
-    if (apiPorts[name]) annotations['msm.l7mp.io/api-port'] = String(apiPorts[name]);
-    await core.createNamespacedPod({
+  const apiPorts = { 'gateway-0': gateway.apiPort, 'transcoder-0': transcoder.apiPort };
+  await applySeed(kc, 'seed-example-1', localize, apiPorts, async () => {
+    // Only the workers get an EndpointSlice: the API server refuses loopback addresses in one ("may not be
+    // in the loopback range"), so gateway-svc's endpoints come from its pod, the engine's fallback.
+    await discovery.createNamespacedEndpointSlice({
       namespace: NS,
-      body: {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { ...o.metadata, annotations },
-        spec: { containers: [{ name: 'app', image: 'registry.invalid/app:1' }] },
-      },
+      body: endpointSlice('worker-svc', 'abcde', 9999, [
+        ['worker-0', '10.0.3.1'],
+        ['worker-1', '10.0.3.2'],
+      ]),
     });
-    // No kubelet runs: the status a kubelet would report goes through the status subresource.
-    await core.patchNamespacedPodStatus(
-      {
-        name,
-        namespace: NS,
-        body: { status: { phase: 'Running', podIP: o.status.podIP, podIPs: [{ ip: o.status.podIP }] } },
-      },
-      merge,
-    );
-  }
-  // Only the workers get an EndpointSlice: the API server refuses loopback addresses in one ("may not be in
-  // the loopback range"), so gateway-svc's endpoints come from its pod, the engine's fallback without slices.
-  await discovery.createNamespacedEndpointSlice({
-    namespace: NS,
-    body: endpointSlice('worker-svc', 'abcde', 9999, [
-      ['worker-0', '10.0.3.1'],
-      ['worker-1', '10.0.3.2'],
-    ]),
   });
-  for (const o of docs) if (o.apiVersion === 'msm.l7mp.io/v1') await createMesh(o);
 }
 
 function conditions(o: Obj): Record<string, Obj> {
@@ -240,10 +107,10 @@ beforeAll(async () => {
   ports = { 9001: await freePort('udp', '0.0.0.0'), 8888: await freePort('tcp', '0.0.0.0') };
   kc = new k8s.KubeConfig();
   kc.loadFromFile(kube.admin.kubeconfigPath);
-  core = kc.makeApiClient(k8s.CoreV1Api);
   discovery = kc.makeApiClient(k8s.DiscoveryV1Api);
   custom = kc.makeApiClient(k8s.CustomObjectsApi);
-  await installCrds();
+  localize = localizer(ADDRESSES, ports);
+  await installCrds(kube, kc);
   await applyExample1();
   controller = KubeController.start({
     kubeConfig: kc,
@@ -269,7 +136,7 @@ afterAll(async () => {
 
 describe('KubeController on a real API server and real l7mp proxies', () => {
   it('configures each proxy of seed Example 1 with the golden file operations and config', async () => {
-    const want = golden();
+    const want = golden('seed-example-1', localize);
     await until('both proxies in sync', () => {
       const s = controller.syncStates();
       return s.length === 2 && s.every((x) => x.inSync && x.phase === 'synced');
@@ -310,7 +177,7 @@ describe('KubeController on a real API server and real l7mp proxies', () => {
   });
 
   it('an EndpointSlice change updates the endpoints of the proxies that follow the Service, incrementally', async () => {
-    const want = golden();
+    const want = golden('seed-example-1', localize);
     const timings: number[] = [];
     const stages: [number, number][] = [];
     const sets: [string, string][][] = [
@@ -419,7 +286,7 @@ describe('KubeController on a real API server and real l7mp proxies', () => {
     // The proxies keep the valid mesh: the dangling listener is dropped, the broken object never seen.
     await until('in sync', () => controller.syncStates().every((s) => s.inSync));
     expect(canonicalL7mpConfig(await live(gateway, GATEWAY_IP))).toEqual(
-      canonicalL7mpConfig(golden()[GATEWAY_ID]!.config),
+      canonicalL7mpConfig(golden('seed-example-1', localize)[GATEWAY_ID]!.config),
     );
 
     // Something else changes, proxies are pushed and status is computed again: these two stay unwritten.
@@ -560,7 +427,9 @@ describe('KubeController on a real API server and real l7mp proxies', () => {
         [GATEWAY_ID, gateway, GATEWAY_IP],
         [TRANSCODER_ID, transcoder, TRANSCODER_IP],
       ] as const) {
-        expect(canonicalL7mpConfig(await live(proc, ip))).toEqual(canonicalL7mpConfig(golden()[id]!.config));
+        expect(canonicalL7mpConfig(await live(proc, ip))).toEqual(
+          canonicalL7mpConfig(golden('seed-example-1', localize)[id]!.config),
+        );
       }
     },
   );

@@ -83,7 +83,8 @@ beforeAll(async () => {
     controller: { reconciler: { driftIntervalMs: 1000 }, statusCoalesceMs: 50 },
     logger,
   });
-  await cp.controller.whenSynced(30_000);
+  // Generous: on a loaded 2-core machine six informers' first lists can take long.
+  await cp.controller.whenSynced(90_000);
   tmp = await mkdtemp(path.join(os.tmpdir(), 'md-kube-console-'));
   mirror = new ClusterMirror(path.join(tmp, 'cluster'), cp.controller.source, { coalesceMs: 50, logger });
   await mirror.writeNow();

@@ -30,7 +30,8 @@ import {
   placeExpanded,
   type ViewEdge,
 } from '@/lib/console/groupGraph';
-import { type GraphEdge, type MeshGraph, shareById, shareGraph } from '@/lib/console/meshGraph';
+import { type GraphEdge, graphHash, type MeshGraph, shareById, shareGraph } from '@/lib/console/meshGraph';
+import { canPlaceIncrementally, placeNewNodes } from '@/lib/console/placeNewNodes';
 import type { MeshLiveState } from '@/server/controlPlane/liveState';
 import {
   GROUP_HEIGHT,
@@ -39,6 +40,7 @@ import {
   NODE_HEIGHT,
   NODE_WIDTH,
   type Positions,
+  warmLayout,
 } from './layoutGraph';
 import {
   GroupFrameNode,
@@ -66,6 +68,19 @@ interface Laid {
   hash: string;
   positions: Positions;
   frames: Record<string, Box>;
+  /** Which full layout this is; the viewport is fitted when it changes, not on every placed node. */
+  fit: string;
+}
+
+/**
+ * The flat view's positions. Once every node has a place, a structural edit only places the new nodes
+ * (lib/console/placeNewNodes.ts): ELK over a 1,000-node graph costs seconds and moves every node.
+ * `full` asks for an ELK layout of the whole graph: the first view, Tidy up, or an edit that added more
+ * nodes than there were.
+ */
+interface FlatState {
+  placed: Laid | undefined;
+  full: boolean;
 }
 
 export interface MeshCanvasProps {
@@ -76,7 +91,8 @@ export interface MeshCanvasProps {
   focus: { nodeId: string; seq: number } | undefined;
   theme: 'dark' | 'light';
   onSelect(id: string | undefined): void;
-  onMove(positions: Record<string, { x: number; y: number }>): void;
+  /** Nodes moved; `null` takes a node's position out of the draft (Tidy up). */
+  onMove(positions: Record<string, { x: number; y: number } | null>): void;
   onConnect(source: string, target: string, chain?: 'ingress' | 'egress'): void;
   onDelete(ids: string[]): void;
   /** The references of the selected edges are to go (Delete/Backspace on a selected edge). */
@@ -111,6 +127,8 @@ function Canvas(props: MeshCanvasProps) {
   const latest = useRef({ ...props, groupOf: undefined as Grouping['groupOf'] | undefined });
 
   const rf = useReactFlow();
+  // ELK is loaded and compiled in its worker while the draft loads, not on the first real layout.
+  useEffect(warmLayout, []);
   const [auto, setAuto] = useState<Laid | undefined>();
   const [layoutError, setLayoutError] = useState<{ hash: string; message: string } | undefined>();
   const fitted = useRef<string | undefined>(undefined);
@@ -138,19 +156,46 @@ function Canvas(props: MeshCanvasProps) {
     [graph, grouping, open],
   );
 
-  const { hash, positions } = useMemo(
-    () => (grouping ? groupedLayout(graph, grouping, open) : flatLayout(graph)),
-    [graph, grouping, open],
+  // The flat view keeps every node where it is and places new ones next to their neighbours; ELK runs
+  // over the whole graph only when asked to (see FlatState).
+  const [flat, setFlat] = useState<FlatState>({ placed: undefined, full: false });
+  // Tidy up asked for the layout on its way: the draft's own positions go when it lands.
+  const tidying = useRef(false);
+  const flatHash = useMemo(() => (grouping ? '' : graphHash(graph)), [graph, grouping]);
+  let flatNow = flat;
+  if (!grouping && !flat.full && flat.placed?.hash !== flatHash) {
+    flatNow = placeFlat(graph, flatHash, flat, layout);
+    setFlat(flatNow);
+  }
+  const elk = useMemo(
+    () => (grouping ? groupedLayout(graph, grouping, open) : flatNow.full ? flatLayout(graph) : undefined),
+    [graph, grouping, open, flatNow.full],
   );
+  const hash = grouping ? elk!.hash : flatHash;
+  const shownLaid = grouping ? auto : flatNow.placed;
   const failed = layoutError?.hash === hash ? layoutError.message : undefined;
-  const busy = auto?.hash !== hash && !failed;
+  const busy = shownLaid?.hash !== hash && !failed;
 
   useEffect(() => {
+    if (!elk) return;
     let cancelled = false;
+    const { hash, positions } = elk;
     positions.then(
       (p) => {
-        // The same layout again (an edit that moved nothing) keeps the object, so nothing re-renders.
-        if (!cancelled) setAuto((a) => (a?.hash === hash ? a : { hash, ...p }));
+        if (cancelled) return;
+        if (grouping) {
+          // The same layout again (an edit that moved nothing) keeps the object, so nothing re-renders.
+          setAuto((a) => (a?.hash === hash ? a : { hash, fit: hash, ...p }));
+          return;
+        }
+        setFlat({ placed: { hash, fit: `${hash}:${Date.now()}`, ...p }, full: false });
+        if (tidying.current) {
+          tidying.current = false;
+          // The draft's own positions would win over the new layout: they go, as one undoable change.
+          const { layout: manual, onMove } = latest.current;
+          const ids = Object.keys(manual);
+          if (ids.length > 0) onMove(Object.fromEntries(ids.map((id) => [id, null])));
+        }
       },
       (e: Error) => {
         if (!cancelled) setLayoutError({ hash, message: e.message });
@@ -159,7 +204,12 @@ function Canvas(props: MeshCanvasProps) {
     return () => {
       cancelled = true;
     };
-  }, [hash, positions]);
+  }, [elk, grouping]);
+
+  const tidyUp = useCallback(() => {
+    tidying.current = true;
+    setFlat((f) => ({ ...f, full: true }));
+  }, []);
 
   const collapse = useCallback(
     (id: string) => {
@@ -171,7 +221,7 @@ function Canvas(props: MeshCanvasProps) {
   );
 
   const built = useMemo((): CanvasNode[] => {
-    const autoPos = auto?.positions ?? {};
+    const autoPos = shownLaid?.positions ?? {};
     const liveOf = new Map<string, NodeLive>();
     if (live)
       for (const n of view ? view.nodes : graph.nodes) {
@@ -196,7 +246,7 @@ function Canvas(props: MeshCanvasProps) {
       zIndex: 1,
     });
     if (!view) return graph.nodes.map((n, i) => meshNode(n, i, true));
-    const frames = auto?.frames ?? {};
+    const frames = shownLaid?.frames ?? {};
     const out: CanvasNode[] = [];
     // Frames first: they are drawn behind their members.
     for (const g of view.expanded) {
@@ -237,7 +287,7 @@ function Canvas(props: MeshCanvasProps) {
     // In the grouped view positions come from the group layouts; the draft's layout is the flat view's.
     view.nodes.forEach((n, i) => out.push(meshNode(n, i, false)));
     return out;
-  }, [graph, view, auto, layout, live, selectedId, collapse]);
+  }, [graph, view, shownLaid, layout, live, selectedId, collapse]);
 
   // Local node state takes drags between renders; a new graph, layout or overlay replaces it. Nodes
   // equal to the ones shown before keep their objects: React Flow then keeps its internal node and the
@@ -263,16 +313,17 @@ function Canvas(props: MeshCanvasProps) {
   }
 
   // The viewport follows the layout: a requested node is centred once it has its final place;
-  // otherwise a new layout (a structural edit re-lays out everything) is fitted to the canvas.
+  // otherwise a new full layout is fitted to the canvas (nodes placed after an edit leave it be).
   const pendingFocus = useRef<string | undefined>(undefined);
   useEffect(() => {
     if (focus) pendingFocus.current = focus.nodeId;
   }, [focus]);
   useEffect(() => {
-    if (!auto || auto.hash !== hash || graph.nodes.length === 0) return;
+    const laid = shownLaid;
+    if (!laid || laid.hash !== hash || graph.nodes.length === 0) return;
     const id = pendingFocus.current;
-    const frame = id ? auto.frames[id] : undefined;
-    const pos = id ? (frame ?? (grouping ? undefined : layout[id]) ?? auto.positions[id]) : undefined;
+    const frame = id ? laid.frames[id] : undefined;
+    const pos = id ? (frame ?? (grouping ? undefined : layout[id]) ?? laid.positions[id]) : undefined;
     requestAnimationFrame(() => {
       if (id && pos) {
         pendingFocus.current = undefined;
@@ -282,14 +333,14 @@ function Canvas(props: MeshCanvasProps) {
           zoom: Math.max(Math.min(rf.getZoom(), 1), frame ? 0.6 : 0.9),
           duration: 300,
         });
-      } else if (fitted.current !== auto.hash) {
+      } else if (fitted.current !== laid.fit) {
         void rf.fitView({ padding: 0.08, maxZoom: 1 });
       }
-      fitted.current = auto.hash;
+      fitted.current = laid.fit;
     });
     // Only a new layout or a new focus request moves the viewport, not drags or overlays.
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [auto, focus]);
+  }, [shownLaid, focus]);
 
   // Shift while connecting appends to the ingress chain, Alt to the egress chain.
   const modifiers = useRef({ shift: false, alt: false });
@@ -421,6 +472,17 @@ function Canvas(props: MeshCanvasProps) {
               >
                 {grouped ? 'Show all nodes' : 'Group by namespace'}
               </button>
+              {grouped ? null : (
+                <button
+                  type="button"
+                  data-testid="relayout"
+                  title="Lay out every node again; nodes you moved lose their places (undo brings them back)"
+                  disabled={busy}
+                  onClick={tidyUp}
+                >
+                  Tidy up
+                </button>
+              )}
             </div>
           </Panel>
         ) : null}
@@ -438,7 +500,39 @@ function Canvas(props: MeshCanvasProps) {
   );
 }
 
-function flatLayout(graph: MeshGraph): { hash: string; positions: Promise<Omit<Laid, 'hash'>> } {
+/**
+ * The flat view after a structural edit: nodes that had a place (the draft's, else the last layout's)
+ * keep it, new ones are placed next to their neighbours, removed ones drop out. Too few placed nodes
+ * (the first view of a draft without positions, a big import) asks for a full layout instead.
+ */
+function placeFlat(graph: MeshGraph, hash: string, flat: FlatState, manual: DraftDoc['layout']): FlatState {
+  if (graph.nodes.length === 0)
+    return { placed: { hash, positions: {}, frames: {}, fit: hash }, full: false };
+  // Where nodes are shown (the draft's position wins) for placing around them; the kept positions
+  // prefer the layout's, so undoing a drag still takes a node back there.
+  const known: Positions = {};
+  const kept: Positions = {};
+  const had = flat.placed?.positions ?? {};
+  for (const n of graph.nodes) {
+    const p = manual[n.id] ?? had[n.id];
+    if (p) known[n.id] = p;
+    const k = had[n.id] ?? manual[n.id];
+    if (k) kept[n.id] = k;
+  }
+  if (!canPlaceIncrementally(graph.nodes, known)) return { ...flat, full: true };
+  const placed = placeNewNodes({
+    nodes: graph.nodes,
+    edges: graph.edges,
+    known,
+    size: { width: NODE_WIDTH, height: NODE_HEIGHT },
+  });
+  return {
+    placed: { hash, positions: { ...kept, ...placed }, frames: {}, fit: flat.placed?.fit ?? hash },
+    full: false,
+  };
+}
+
+function flatLayout(graph: MeshGraph): { hash: string; positions: Promise<Omit<Laid, 'hash' | 'fit'>> } {
   const { hash, positions } = layoutGraph(graph);
   return { hash, positions: positions.then((p) => ({ positions: p, frames: {} })) };
 }
@@ -451,7 +545,7 @@ function groupedLayout(
   graph: MeshGraph,
   grouping: Grouping,
   open: ReadonlySet<string>,
-): { hash: string; positions: Promise<Omit<Laid, 'hash'>> } {
+): { hash: string; positions: Promise<Omit<Laid, 'hash' | 'fit'>> } {
   const overview = overviewGraph(graph, grouping);
   const main = layoutGraph({
     nodes: overview.nodes.map((n) =>

@@ -21,7 +21,7 @@ let worker: Worker | undefined;
 let nextId = 1;
 const pending = new Map<
   number,
-  { resolve: (g: ElkNode) => void; reject: (e: Error) => void; start: number; nodes: number }
+  { resolve: (g: ElkNode) => void; reject: (e: Error) => void; start: number; nodes: number; warm?: boolean }
 >();
 const cache = new Map<string, Promise<Positions>>();
 
@@ -32,6 +32,7 @@ function getWorker(): Worker {
     const p = pending.get(e.data.id);
     if (!p) return;
     pending.delete(e.data.id);
+    if (p.warm) return p.resolve(e.data.graph ?? { id: 'root' });
     // User Timing entries for bench/ui.ts and DevTools: request -> answer, and ELK's own time inside.
     performance.measure('meshdeck:layout', {
       start: p.start,
@@ -49,6 +50,46 @@ function getWorker(): Worker {
   return worker;
 }
 
+let warmed = false;
+
+/**
+ * Starts the layout worker and runs ELK once on a small made-up graph, so the draft's first layout
+ * does not pay for loading and compiling ELK (a cold 1,000-node layout took 4.5-7 s, a warm one 1.4-2 s:
+ * bench/ui.ts). Call it while the draft loads; later calls do nothing.
+ */
+export function warmLayout(): void {
+  if (warmed || typeof Worker === 'undefined') return;
+  warmed = true;
+  // Three layers of 24 with a few crossings: enough for ELK's layered phases to run and get compiled.
+  const nodes: ElkNode[] = [];
+  const edges: ElkNode['edges'] = [];
+  for (let i = 0; i < 72; i++) nodes.push({ id: `w${i}`, width: NODE_WIDTH, height: NODE_HEIGHT });
+  for (let i = 0; i < 48; i++) {
+    edges.push({ id: `a${i}`, sources: [`w${i}`], targets: [`w${24 + ((i * 7) % 48)}`] });
+    if (i < 24) edges.push({ id: `b${i}`, sources: [`w${24 + i}`], targets: [`w${48 + ((i * 5) % 24)}`] });
+  }
+  const id = nextId++;
+  pending.set(id, { resolve: () => {}, reject: () => {}, start: performance.now(), nodes: 0, warm: true });
+  getWorker().postMessage({
+    id,
+    graph: { id: 'root', layoutOptions: LAYOUT_OPTIONS, children: nodes, edges },
+  });
+}
+
+const LAYOUT_OPTIONS: Record<string, string> = {
+  'elk.algorithm': 'layered',
+  'elk.direction': 'RIGHT',
+  'elk.layered.spacing.nodeNodeBetweenLayers': '56',
+  'elk.spacing.nodeNode': '20',
+  'elk.layered.nodePlacement.strategy': 'BRANDES_KOEPF',
+  // ELK's defaults (thoroughness 7, greedy switch, orthogonal routing) took 5-7 s at 1,000 nodes and
+  // minutes at 5,000 (bench/ui.ts). React Flow draws its own edges, so ELK's routes are unused:
+  // polyline routing and one crossing-minimisation sweep keep the layout and cost ~1 s at 1,000.
+  'elk.layered.thoroughness': '1',
+  'elk.layered.crossingMinimization.greedySwitch.type': 'OFF',
+  'elk.edgeRouting': 'POLYLINE',
+};
+
 /** Node positions for the graph, laid out by ELK off the main thread and cached by graph hash. */
 export function layoutGraph(graph: LayoutInput): {
   hash: string;
@@ -61,19 +102,7 @@ export function layoutGraph(graph: LayoutInput): {
   if (!positions) {
     const elkGraph: ElkNode = {
       id: 'root',
-      layoutOptions: {
-        'elk.algorithm': 'layered',
-        'elk.direction': 'RIGHT',
-        'elk.layered.spacing.nodeNodeBetweenLayers': '56',
-        'elk.spacing.nodeNode': '20',
-        'elk.layered.nodePlacement.strategy': 'BRANDES_KOEPF',
-        // ELK's defaults (thoroughness 7, greedy switch, orthogonal routing) took 5-7 s at 1,000 nodes and
-        // minutes at 5,000 (bench/ui.ts). React Flow draws its own edges, so ELK's routes are unused:
-        // polyline routing and one crossing-minimisation sweep keep the layout and cost ~1 s at 1,000.
-        'elk.layered.thoroughness': '1',
-        'elk.layered.crossingMinimization.greedySwitch.type': 'OFF',
-        'elk.edgeRouting': 'POLYLINE',
-      },
+      layoutOptions: LAYOUT_OPTIONS,
       children: graph.nodes.map((n) => ({
         id: n.id,
         width: n.width ?? NODE_WIDTH,

@@ -32,6 +32,8 @@
  *   fix removes them again, so each edit above changes the graph's structure. layoutDoneMs: input event
  *   -> the canvas status cleared (no layout running: every node has its place); layouts: the
  *   `meshdeck:layout` entries the edit set off (their node counts), i.e. whether it ran ELK at all.
+ *   An edit waits past --settle for a layout still running (up to a minute). Layouts are cached by
+ *   graph hash, so with a full layout per edit only the first edit of each direction pays for ELK.
  *
  * The first full run hung: the observer below, compiled by tsx with keepNames, called an `__name`
  * helper the page does not have, so it never recorded anything and the wait ran out (see the init

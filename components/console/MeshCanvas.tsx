@@ -519,6 +519,13 @@ function placeFlat(graph: MeshGraph, hash: string, flat: FlatState, manual: Draf
     const k = had[n.id] ?? manual[n.id];
     if (k) kept[n.id] = k;
   }
+  // One node gone and one new: a rename (or a re-typed reference), which keeps its place.
+  const fresh = graph.nodes.filter((n) => !known[n.id]);
+  if (fresh.length === 1) {
+    const present = new Set(graph.nodes.map((n) => n.id));
+    const gone = Object.keys(had).filter((id) => !present.has(id));
+    if (gone.length === 1) known[fresh[0]!.id] = kept[fresh[0]!.id] = had[gone[0]!]!;
+  }
   if (!canPlaceIncrementally(graph.nodes, known)) return { ...flat, full: true };
   const placed = placeNewNodes({
     nodes: graph.nodes,

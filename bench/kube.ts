@@ -22,7 +22,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import * as k8s from '@kubernetes/client-node';
-import { meshCrds } from '../lib/kube/crds';
 import {
   KUBE_SOURCE_KINDS,
   type KubeObjects,
@@ -32,6 +31,7 @@ import {
   snapshotFromKube,
 } from '../lib/kube/kubeSnapshot';
 import { KubeController } from '../server/kube/KubeController';
+import { installCrds, until as pollUntil } from '../server/kube/replicasTestKit';
 import { type KubeApiServer, kubeRequest, startKubeApiServer } from '../server/kube/testing/kubeApiServer';
 import { freePort, type L7mpProcess, startL7mp } from '../server/testing/startL7mp';
 import {
@@ -79,20 +79,9 @@ const progress = (m: string) =>
   process.stderr.write(`[bench:kube +${r1((t() - benchStart) / 1000)} s] ${m}\n`);
 const left = (capMs: number) => Math.max(1000, Math.min(capMs, DEADLINE - Date.now()));
 
-async function until<T>(what: string, fn: () => T | Promise<T>, timeoutMs: number, everyMs: number) {
-  const end = Date.now() + left(timeoutMs);
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v as Exclude<T, false | null | undefined | 0 | ''>;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > end)
-      throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
+/** Polls until fn returns something truthy, within the run's deadline. */
+function until<T>(what: string, fn: () => T | Promise<T>, timeoutMs: number, everyMs: number) {
+  return pollUntil(what, fn, left(timeoutMs), () => '', everyMs);
 }
 
 /** A write through the admin identity, retried on 429/5xx/timeouts; 409 (already there) is success. */
@@ -151,36 +140,6 @@ async function createAll(
     skipped: res.skipped,
     ...(res.firstError ? { firstError: res.firstError } : {}),
   };
-}
-
-/** The CRDs as raw JSON (the typed client drops `x-kubernetes-*` keys), each Established and served. */
-async function installCrds(kube: KubeApiServer, kc: k8s.KubeConfig): Promise<void> {
-  const ext = kc.makeApiClient(k8s.ApiextensionsV1Api);
-  const custom = kc.makeApiClient(k8s.CustomObjectsApi);
-  for (const crd of meshCrds()) {
-    await write(kube, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
-    await until(
-      `CRD ${crd.metadata.name} Established`,
-      async () => {
-        const c = await ext.readCustomResourceDefinition({ name: crd.metadata.name });
-        return c.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True');
-      },
-      60_000,
-      50,
-    );
-    await until(
-      `${crd.spec.names.plural} served`,
-      () =>
-        custom.listNamespacedCustomObject({
-          group: 'msm.l7mp.io',
-          version: 'v1',
-          namespace: NS,
-          plural: crd.spec.names.plural,
-        }),
-      60_000,
-      50,
-    );
-  }
 }
 
 /** VmRSS and VmHWM (peak) of this process's kube-apiserver and etcd children, from /proc. */

@@ -90,17 +90,17 @@ export function publicKubeHealth(h: KubeControlPlaneHealth): PublicKubeHealth {
   };
 }
 
-/** Why this replica is not ready (every informer listed and watching), or undefined when it is. */
+/**
+ * Why this replica is not ready, or undefined when it is: ready once every informer listed at least once.
+ * An API server outage later does not make it unready: every replica keeps serving xDS and the console
+ * from its last state, and taking them all out of the Service at once would stop that too. The outage
+ * shows in /api/health (informersHealthy false, each informer's error).
+ */
 export function kubeNotReadyReason(h: KubeControlPlaneHealth | undefined): string | undefined {
   if (!h) return 'the Kubernetes control plane is starting';
-  if (h.informersHealthy) return undefined;
   if (h.informers.length === 0) return 'no informers';
   const waiting = h.informers
-    .filter((s) => !s.synced || !s.running)
-    .map((s) => {
-      const what = !s.synced ? 'not listed yet' : 'not watching';
-      const why = s.lastError ? `: ${publicMessage(s.lastError.message)}` : '';
-      return `${s.kind} ${what}${why}`;
-    });
-  return `informers not ready: ${waiting.join('; ')}`;
+    .filter((s) => !s.synced)
+    .map((s) => `${s.kind} not listed yet${s.lastError ? `: ${publicMessage(s.lastError.message)}` : ''}`);
+  return waiting.length ? `informers not ready: ${waiting.join('; ')}` : undefined;
 }

@@ -4,9 +4,9 @@ import { getKubeHealth, kubeNotReadyReason } from '@/server/kube/kubeHealthConte
 export const dynamic = 'force-dynamic';
 
 /**
- * Readiness: 200 once this replica can serve. In Kubernetes mode that is once every informer listed and
- * is watching (503 with the reason otherwise, e.g. while the API server is unreachable); in local mode,
- * once the control plane is registered. No session (probes have none); nothing secret in the answer.
+ * Readiness: 200 once this replica can serve. In Kubernetes mode that is once every informer listed
+ * (503 with the reason before; an API server outage later shows in /api/health, see kubeNotReadyReason);
+ * in local mode, once the control plane is registered. No session (probes have none); nothing secret in the answer.
  */
 export function GET() {
   const provider = getKubeHealth();

@@ -159,8 +159,6 @@ function Canvas(props: MeshCanvasProps) {
   // The flat view keeps every node where it is and places new ones next to their neighbours; ELK runs
   // over the whole graph only when asked to (see FlatState).
   const [flat, setFlat] = useState<FlatState>({ placed: undefined, full: false });
-  // Tidy up asked for the layout on its way: the draft's own positions go when it lands.
-  const tidying = useRef(false);
   const flatHash = useMemo(() => (grouping ? '' : graphHash(graph)), [graph, grouping]);
   let flatNow = flat;
   if (!grouping && !flat.full && flat.placed?.hash !== flatHash) {
@@ -189,13 +187,6 @@ function Canvas(props: MeshCanvasProps) {
           return;
         }
         setFlat({ placed: { hash, fit: `${hash}:${Date.now()}`, ...p }, full: false });
-        if (tidying.current) {
-          tidying.current = false;
-          // The draft's own positions would win over the new layout: they go, as one undoable change.
-          const { layout: manual, onMove } = latest.current;
-          const ids = Object.keys(manual);
-          if (ids.length > 0) onMove(Object.fromEntries(ids.map((id) => [id, null])));
-        }
       },
       (e: Error) => {
         if (!cancelled) setLayoutError({ hash, message: e.message });
@@ -206,8 +197,15 @@ function Canvas(props: MeshCanvasProps) {
     };
   }, [elk, grouping]);
 
+  // Nodes whose draft positions Tidy up took out: the fit waits until the canvas has them gone.
+  const clearing = useRef<string[]>([]);
   const tidyUp = useCallback(() => {
-    tidying.current = true;
+    // The draft's own positions would win over the new layout: they go at once, as one undoable
+    // change, so the layout is fitted to the canvas with every node at its new place.
+    const { layout: manual, onMove } = latest.current;
+    const ids = Object.keys(manual);
+    if (ids.length > 0) onMove(Object.fromEntries(ids.map((id) => [id, null])));
+    clearing.current = ids;
     setFlat((f) => ({ ...f, full: true }));
   }, []);
 
@@ -321,6 +319,8 @@ function Canvas(props: MeshCanvasProps) {
   useEffect(() => {
     const laid = shownLaid;
     if (!laid || laid.hash !== hash || graph.nodes.length === 0) return;
+    if (clearing.current.some((c) => layout[c])) return;
+    clearing.current = [];
     const id = pendingFocus.current;
     const frame = id ? laid.frames[id] : undefined;
     const pos = id ? (frame ?? (grouping ? undefined : layout[id]) ?? laid.positions[id]) : undefined;
@@ -340,7 +340,7 @@ function Canvas(props: MeshCanvasProps) {
     });
     // Only a new layout or a new focus request moves the viewport, not drags or overlays.
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [shownLaid, focus]);
+  }, [shownLaid, focus, layout]);
 
   // Shift while connecting appends to the ingress chain, Alt to the egress chain.
   const modifiers = useRef({ shift: false, alt: false });

@@ -2,10 +2,13 @@
 // kube-apiserver: two replicas elect one leader through the Lease; SIGTERM to the leader releases it and the
 // other takes over. --no-xds: nothing binds a fixed port. The command line itself is checked first.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseArgs, UsageError } from '../cli/args';
+import { freePort } from '../testing/startL7mp';
 import { LEASE_NAME } from './kubeControlPlane';
 import { installCrds, NS, until } from './replicasTestKit';
 import { type KubeApiServer, startKubeApiServer } from './testing/kubeApiServer';
@@ -22,12 +25,21 @@ interface Serve {
 let kube: KubeApiServer;
 let coordination: k8s.CoordinationV1Api;
 const serves: Serve[] = [];
+const tmpDirs: string[] = [];
 
-function serve(id: string): Serve {
+async function serve(id: string): Promise<Serve> {
+  // Each replica is its own pod: its own state directory, and its own console port when the console is
+  // built (nothing else binds a port with --no-xds).
+  const stateDir = await mkdtemp(path.join(os.tmpdir(), `md-serve-${id}-`));
+  tmpDirs.push(stateDir);
+  const port = String(await freePort('tcp'));
   const child = spawn(
     process.execPath,
-    [BIN, 'serve', '--kubeconfig', kube.admin.kubeconfigPath, '--namespace', NS, '--no-xds'],
-    { env: { ...process.env, POD_NAME: id, POD_NAMESPACE: NS }, stdio: ['ignore', 'pipe', 'pipe'] },
+    [BIN, 'serve', '--kubeconfig', kube.admin.kubeconfigPath, '--namespace', NS, '--no-xds', '--port', port],
+    {
+      env: { ...process.env, POD_NAME: id, POD_NAMESPACE: NS, MESHDECK_STATE_DIR: stateDir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
   );
   const s: Serve = { id, child, out: '' };
   child.stdout!.on('data', (d: Buffer) => (s.out += d.toString()));
@@ -52,6 +64,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const s of serves) if (s.exit === undefined) s.child.kill('SIGKILL');
   await kube?.stop();
+  for (const d of tmpDirs) await rm(d, { recursive: true, force: true });
 });
 
 describe('meshdeck serve --kubeconfig', () => {
@@ -68,11 +81,17 @@ describe('meshdeck serve --kubeconfig', () => {
 
   it(
     'two replicas: one leads; SIGTERM to the leader releases the Lease and the other takes over',
-    { timeout: 90_000 },
+    { timeout: 240_000 },
     async () => {
-      const [r1, r2] = [serve('r1'), serve('r2')];
+      const [r1, r2] = await Promise.all([serve('r1'), serve('r2')]);
       for (const s of [r1, r2]) {
-        await until(`${s.id} ready`, () => /informers: (\d+)\/\1 synced, ready/.test(s.out), 40_000, context);
+        // With a built console, Next starts first (slow on a loaded machine).
+        await until(
+          `${s.id} ready`,
+          () => /informers: (\d+)\/\1 synced, ready/.test(s.out),
+          120_000,
+          context,
+        );
         expect(s.out).toContain(`replica ${s.id}, lease ${NS}/${LEASE_NAME}`);
       }
       const first = await until('a holder', async () => (await holder()) || undefined, 20_000, context);

@@ -160,7 +160,17 @@ export async function runKubeServe(
       examplesDir: path.join(REPO_ROOT, 'examples'),
     });
     consoleParts = { served, mirror, view };
-    await startConsoleHttp(cmd.host, cmd.port);
+    try {
+      await startConsoleHttp(cmd.host, cmd.port);
+    } catch (e) {
+      // A taken port must not leave a replica running (and leading) with no console: stop everything.
+      view.stop();
+      await mirror.stop();
+      await served.dispose().catch(() => undefined);
+      await cp.stop();
+      await ads?.stop();
+      throw e;
+    }
     consoleLine =
       `Meshdeck console: ${served.url}\n` +
       (signIn.oidc

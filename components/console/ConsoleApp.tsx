@@ -317,6 +317,7 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
           onImport={() => setDialog('import')}
           onExport={exportDraft}
           onApply={() => void (onCluster ? clusterApply.open() : apply.apply())}
+          applyTarget={onCluster ? 'cluster' : 'mesh'}
           gitopsOpen={gitops}
           onGitopsOpen={setGitops}
           onTheme={setTheme}

@@ -25,6 +25,8 @@ export interface ToolbarProps {
   onImport(): void;
   onExport(): void;
   onApply(): void;
+  /** Where Apply goes: the local mesh (default) or, in Kubernetes mode, the cluster (a dry-run first). */
+  applyTarget?: 'mesh' | 'cluster';
   onTheme(t: Theme): void;
   onHelp(): void;
   onResolveConflict(choice: 'mine' | 'theirs'): void;
@@ -108,7 +110,9 @@ export function Toolbar(p: ToolbarProps) {
           canApply
             ? p.errors > 0
               ? `The draft has ${p.errors} error(s); the server will refuse it`
-              : 'Save and apply the draft to the mesh'
+              : p.applyTarget === 'cluster'
+                ? 'Save, then review a server-side dry-run against the cluster before applying'
+                : 'Save and apply the draft to the mesh'
             : p.session.status === 'read-only'
               ? p.session.reason
               : 'Applying needs the server that keeps the draft'

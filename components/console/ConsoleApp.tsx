@@ -263,7 +263,7 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
 
   // Stable handlers: the memoized canvas then skips re-renders that do not concern it (typing in a form).
   const onMove = useCallback(
-    (positions: Record<string, { x: number; y: number }>) => run({ type: 'moveNodes', positions }),
+    (positions: Record<string, { x: number; y: number } | null>) => run({ type: 'moveNodes', positions }),
     [run],
   );
   const onConnect = useCallback(

@@ -123,6 +123,44 @@ describe('Reconciler with two proxies (real l7mp)', { timeout: 60_000 }, () => {
     expect(await liveDiff(p1.apiUrl, mesh(port1, 5))).toEqual([]);
   });
 
+  it('pushes a change after a quiet period at once, and debounces the changes that follow it', async () => {
+    const delays: number[] = [];
+    const r = reconciler({
+      coalesceMs: 20,
+      clock: {
+        now: () => Date.now(),
+        setTimeout: (callback, ms) => {
+          delays.push(ms);
+          return setTimeout(callback, ms);
+        },
+        clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+      },
+    });
+    const seen = collect(r);
+    // Three changes in one turn after a quiet start: one flush, scheduled without waiting.
+    for (let v = 0; v < 3; v++) r.setDesired({ a: { apiUrl: p1.apiUrl, config: mesh(port1, v) } });
+    expect(delays).toEqual([0]);
+    await r.whenIdle();
+    expect(seen.pushed.map(([id]) => id)).toEqual(['a']);
+    expect(await liveDiff(p1.apiUrl, mesh(port1, 2))).toEqual([]);
+
+    // A change made as the flush starts its push is part of a burst: debounced by coalesceMs.
+    delays.length = 0;
+    let followUp = false;
+    r.on('state', (s) => {
+      if (s.phase === 'syncing' && s.desiredVersion === 4 && !followUp) {
+        followUp = true;
+        r.setDesired({ a: { apiUrl: p1.apiUrl, config: mesh(port1, 1) } });
+      }
+    });
+    r.setDesired({ a: { apiUrl: p1.apiUrl, config: mesh(port1, 0) } });
+    await r.whenIdle();
+    expect(followUp).toBe(true);
+    expect(delays.slice(0, 2)).toEqual([0, 20]);
+    expect(r.state('a')).toMatchObject({ phase: 'synced', inSync: true, desiredVersion: 5 });
+    expect(await liveDiff(p1.apiUrl, mesh(port1, 1))).toEqual([]);
+  });
+
   it('a change during a push marks the proxy dirty and reruns it afterwards', async () => {
     const r = reconciler();
     r.setDesired({ a: { apiUrl: p1.apiUrl, config: mesh(port1, 0) } });

@@ -1,7 +1,7 @@
 /**
  * Keeps many l7mp proxies running their desired configurations. Each proxy is reconciled on its own
  * (all in parallel, one reconcile at a time per proxy) by a ProxyReconciler; this class decides when:
- * on a desired change (coalesced), on a retry after a failure (exponential backoff, full jitter), when
+ * on a desired change (coalesced: at once after a quiet period, else debounced), on a retry after a failure (exponential backoff, full jitter), when
  * told that a proxy restarted or asked to resync, and on a periodic drift check, which is also how a
  * restarted proxy (l7mp keeps no state across restarts) or an outside change is noticed unprompted.
  */
@@ -84,7 +84,10 @@ export interface ReconcilerClock {
 export interface ReconcilerOptions {
   /** Per proxy, operations of one group in flight at once (ProxyReconciler); default 4. */
   maxInFlight?: number;
-  /** Quiet period that coalesces desired changes; default 20 ms. */
+  /**
+   * Quiet period that coalesces desired changes; default 20 ms. A change after such a quiet period is
+   * pushed at once (with the rest of its event-loop turn); changes that follow it are debounced.
+   */
   coalesceMs?: number;
   /** Longest a change waits while changes keep coming; default 100 ms. */
   coalesceMaxMs?: number;
@@ -163,6 +166,8 @@ export class Reconciler extends EventEmitter<ReconcilerEvents> {
   private readonly backoff: { baseMs: number; capMs: number };
   private flushTimer: unknown;
   private flushFirstAt: number | undefined;
+  private lastFlushAt = -Infinity;
+  private flushAtOnce = false;
   private driftTimer: unknown;
   private stopped = false;
 
@@ -326,11 +331,19 @@ export class Reconciler extends EventEmitter<ReconcilerEvents> {
     }
   }
 
-  /** Debounces desired changes: coalesceMs after the last one, at most coalesceMaxMs after the first. */
+  /**
+   * Debounces desired changes: coalesceMs after the last one, at most coalesceMaxMs after the first. A
+   * change after a quiet period (nothing flushed for coalesceMs) goes out at once, with whatever else
+   * arrives in the same event-loop turn: a lone edit waits for no timer, as SnapshotCache does for xDS.
+   */
   private scheduleFlush(): void {
+    // Already going out at once: later changes of this turn join it.
+    if (this.flushAtOnce) return;
     const now = this.clock.now();
+    const quiet = this.flushFirstAt === undefined && now - this.lastFlushAt >= this.coalesceMs;
     this.flushFirstAt ??= now;
-    const due = Math.min(now + this.coalesceMs, this.flushFirstAt + this.coalesceMaxMs);
+    this.flushAtOnce = quiet;
+    const due = quiet ? now : Math.min(now + this.coalesceMs, this.flushFirstAt + this.coalesceMaxMs);
     this.clearTimer(this.flushTimer);
     this.flushTimer = this.clock.setTimeout(
       () => this.guard('flush', () => this.flush()),
@@ -341,6 +354,8 @@ export class Reconciler extends EventEmitter<ReconcilerEvents> {
   private flush(): void {
     this.flushTimer = undefined;
     this.flushFirstAt = undefined;
+    this.flushAtOnce = false;
+    this.lastFlushAt = this.clock.now();
     if (this.stopped) return;
     for (const entry of this.proxies.values()) {
       if (entry.running) {

@@ -66,3 +66,22 @@ test('an added node leaves the others in place; Tidy up lays out again and undo 
   await page.keyboard.press('Control+z');
   await expect.poll(async () => (await positions(page))[GATEWAY_VS]).toEqual(dragged);
 });
+
+test('a reload shows the graph where ELK put it without running ELK again', async ({ page }) => {
+  await openConsole(page, GATEWAY_VS);
+  // openConsole loads the page twice; start from a browser that has never laid this graph out.
+  await page.evaluate(() => localStorage.clear());
+  await page.reload();
+  await expect(page.getByTestId(`node-${GATEWAY_VS}`)).toBeVisible();
+  await expect(page.locator('.canvas__status')).toHaveText('');
+  const laidOut = await positions(page);
+  expect(Object.keys(laidOut).length).toBeGreaterThan(5);
+  const layoutRuns = () => page.evaluate(() => performance.getEntriesByName('meshdeck:layout').length);
+  expect(await layoutRuns()).toBeGreaterThan(0);
+
+  await page.reload();
+  await expect(page.getByTestId(`node-${GATEWAY_VS}`)).toBeVisible();
+  await expect(page.locator('.canvas__status')).toHaveText('');
+  await expect.poll(async () => positions(page)).toEqual(laidOut);
+  expect(await layoutRuns()).toBe(0);
+});

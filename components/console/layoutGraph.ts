@@ -2,6 +2,7 @@
 
 import type { ElkNode } from 'elkjs/lib/elk-api';
 import { graphHash } from '@/lib/console/meshGraph';
+import { loadLayout, saveLayout } from './layoutStore';
 
 export const NODE_WIDTH = 184;
 export const NODE_HEIGHT = 60;
@@ -90,7 +91,10 @@ const LAYOUT_OPTIONS: Record<string, string> = {
   'elk.edgeRouting': 'POLYLINE',
 };
 
-/** Node positions for the graph, laid out by ELK off the main thread and cached by graph hash. */
+/**
+ * Node positions for the graph, laid out by ELK off the main thread and cached by graph hash: in memory,
+ * and in the browser's storage across reloads (layoutStore.ts).
+ */
 export function layoutGraph(graph: LayoutInput): {
   hash: string;
   positions: Promise<Positions>;
@@ -99,6 +103,11 @@ export function layoutGraph(graph: LayoutInput): {
   // Server prerendering has no Worker and nothing to lay out: the browser lays the graph out on hydration.
   if (typeof Worker === 'undefined') return { hash, positions: new Promise<Positions>(() => {}) };
   let positions = cache.get(hash);
+  if (!positions) {
+    // Laid out before in this browser (a reload, another tab): no ELK run at all.
+    const stored = loadLayout(hash);
+    if (stored) positions = Promise.resolve(stored);
+  }
   if (!positions) {
     const elkGraph: ElkNode = {
       id: 'root',
@@ -116,10 +125,14 @@ export function layoutGraph(graph: LayoutInput): {
       getWorker().postMessage({ id, graph: elkGraph });
     }).then((laid) => {
       const out: Positions = {};
-      for (const c of laid.children ?? []) out[c.id] = { x: c.x ?? 0, y: c.y ?? 0 };
+      // Whole pixels: crisp node borders, and the same places after a reload (layoutStore keeps integers).
+      for (const c of laid.children ?? []) out[c.id] = { x: Math.round(c.x ?? 0), y: Math.round(c.y ?? 0) };
+      saveLayout(hash, out);
       return out;
     });
     positions.catch(() => cache.delete(hash));
+  }
+  if (!cache.has(hash)) {
     if (cache.size > 50) cache.delete(cache.keys().next().value!);
     cache.set(hash, positions);
   }

@@ -1,0 +1,107 @@
+/**
+ * ELK's positions kept in the browser's storage by graph hash, so a reload (or a return to a draft)
+ * shows the graph where it was without running ELK again: a 1,000-node layout costs seconds. Only
+ * what ELK computed is kept here; positions a person chose go to the draft's layout file and travel
+ * through Git. Storage is best effort: a full or missing storage only means ELK runs again.
+ */
+import type { Positions } from './layoutGraph';
+
+/** Bump when the layout options change, so positions of an older layout are not reused. */
+const VERSION = 1;
+const PREFIX = `meshdeck:layout:v${VERSION}:`;
+const INDEX_KEY = `meshdeck:layout:v${VERSION}`;
+/** Most layouts kept (least recently used dropped first): a few drafts and their grouped views. */
+export const MAX_STORED_LAYOUTS = 12;
+
+/** The part of the Web Storage API this needs (window.localStorage in the console). */
+export type LayoutStorage = Pick<Storage, 'getItem' | 'setItem' | 'removeItem'>;
+
+function defaultStorage(): LayoutStorage | undefined {
+  try {
+    return typeof localStorage === 'undefined' ? undefined : localStorage;
+  } catch {
+    // Storage disabled by the browser's settings throws on access.
+    return undefined;
+  }
+}
+
+function readIndex(storage: LayoutStorage): string[] {
+  try {
+    const parsed: unknown = JSON.parse(storage.getItem(INDEX_KEY) ?? '[]');
+    return Array.isArray(parsed) ? parsed.filter((h): h is string => typeof h === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Positions stored for this graph hash, or undefined; a hit becomes the most recently used. */
+export function loadLayout(hash: string, storage = defaultStorage()): Positions | undefined {
+  if (!storage) return undefined;
+  try {
+    const text = storage.getItem(PREFIX + hash);
+    if (text === null) return undefined;
+    const packed: unknown = JSON.parse(text);
+    const positions = unpack(packed);
+    if (!positions) {
+      storage.removeItem(PREFIX + hash);
+      return undefined;
+    }
+    const index = readIndex(storage).filter((h) => h !== hash);
+    index.push(hash);
+    storage.setItem(INDEX_KEY, JSON.stringify(index));
+    return positions;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Stores the positions under the graph hash, dropping the least recently used beyond the limit. */
+export function saveLayout(hash: string, positions: Positions, storage = defaultStorage()): void {
+  if (!storage) return;
+  const index = readIndex(storage).filter((h) => h !== hash);
+  index.push(hash);
+  const text = JSON.stringify(pack(positions));
+  // A full storage: drop the oldest layouts until this one fits (or none is left to drop).
+  for (;;) {
+    while (index.length > MAX_STORED_LAYOUTS) storage.removeItem(PREFIX + index.shift()!);
+    try {
+      storage.setItem(PREFIX + hash, text);
+      storage.setItem(INDEX_KEY, JSON.stringify(index));
+      return;
+    } catch {
+      if (index.length <= 1) {
+        // Given up: this layout is not kept, and the index must not name the ones dropped above.
+        storage.removeItem(PREFIX + hash);
+        try {
+          storage.setItem(INDEX_KEY, '[]');
+        } catch {
+          storage.removeItem(INDEX_KEY);
+        }
+        return;
+      }
+      storage.removeItem(PREFIX + index.shift()!);
+    }
+  }
+}
+
+/** [ids, xs, ys] with whole pixels: a third of the size of `{id: {x, y}}` for 1,000 nodes. */
+function pack(positions: Positions): [string[], number[], number[]] {
+  const ids = Object.keys(positions);
+  return [ids, ids.map((id) => Math.round(positions[id]!.x)), ids.map((id) => Math.round(positions[id]!.y))];
+}
+
+function unpack(packed: unknown): Positions | undefined {
+  if (!Array.isArray(packed) || packed.length !== 3) return undefined;
+  const [ids, xs, ys] = packed as unknown[];
+  if (!Array.isArray(ids) || !Array.isArray(xs) || !Array.isArray(ys)) return undefined;
+  if (xs.length !== ids.length || ys.length !== ids.length) return undefined;
+  const out: Positions = {};
+  for (let i = 0; i < ids.length; i++) {
+    const id = ids[i];
+    const x = xs[i];
+    const y = ys[i];
+    if (typeof id !== 'string' || typeof x !== 'number' || typeof y !== 'number') return undefined;
+    out[id] = { x, y };
+  }
+  return out;
+}

@@ -5,29 +5,15 @@
  */
 import { Document, isSeq, LineCounter, type Node, parseAllDocuments } from 'yaml';
 import { LAYOUT_FILE } from '../console/draftDoc';
-import { applyValue } from '../console/draftModel';
+import { applyValue, type DraftObject } from '../console/draftModel';
 import { convertSeedDialect } from '../parse/seedDialect';
 import { jsonEqual } from '../util/jsonEqual';
 
 /** Relative path -> file text: a mesh directory, a commit's tree or a draft. */
 export type FileMap = Readonly<Record<string, string>>;
 
-/** One object as written in a file. */
-export interface ManifestObject {
-  /** `Kind/namespace/name` (namespace defaults to `default`), as lib/console/nodeIds.ts spells it. */
-  key: string;
-  kind: string;
-  namespace: string;
-  name: string;
-  file: string;
-  /** Index of its YAML document in the file. */
-  doc: number;
-  /** Index in `items` when the document is a `kind: List`. */
-  item?: number;
-  /** 1-based line where the object starts. */
-  line: number;
-  /** The object as the engine reads it (seed dialect converted): what semantic comparison uses. */
-  value: Record<string, unknown>;
+/** One object as written in a file: where the draft model finds it, plus its raw value and text. */
+export interface ManifestObject extends Omit<DraftObject, 'dialect'> {
   /** The object as written (before the dialect conversion). */
   raw: Record<string, unknown>;
   /** The object's own text: its document's content (comments around it excluded), or its List item. */

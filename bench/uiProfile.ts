@@ -59,27 +59,100 @@ interface Profile {
   timeDeltas: number[];
 }
 
-/** Self time per script and per function (name@script:line:col), in ms, largest first. */
-function summariseProfile(p: Profile) {
+/** Where a minified script position came from, when the build has source maps (`productionBrowserSourceMaps`). */
+type Mapper = (url: string, line: number, col: number) => string | undefined;
+
+/**
+ * Fetches each script's source map (its `sourceMappingURL`) once and maps positions to `name@file:line`. The
+ * bench's own console build has no maps; a copy built with them names the console's own functions.
+ * source-map-js comes with Next (postcss); without it or without maps the names stay minified.
+ */
+async function sourceMapper(urls: string[]): Promise<Mapper> {
+  let lib: typeof import('source-map-js') | undefined;
+  try {
+    lib = await import('source-map-js');
+  } catch {
+    return () => undefined;
+  }
+  const maps = new Map<string, InstanceType<typeof lib.SourceMapConsumer>>();
+  for (const url of new Set(urls)) {
+    if (!url.startsWith('http')) continue;
+    try {
+      // Turbopack names a chunk's map in its last line, not always `<chunk>.map`.
+      const js = await (await fetch(url)).text();
+      const name = /\/\/# sourceMappingURL=(\S+)\s*$/.exec(js)?.[1];
+      if (!name) continue;
+      const r = await fetch(new URL(name, url));
+      if (r.ok) maps.set(url, new lib.SourceMapConsumer(await r.json()));
+    } catch {
+      // No map for this script.
+    }
+  }
+  return (url, line, col) => {
+    const m = maps.get(url);
+    if (!m) return undefined;
+    const o = m.originalPositionFor({ line: line + 1, column: col });
+    if (!o.source) return undefined;
+    const file = o.source.replace(/^.*?(node_modules\/|\/(?=(components|lib|app)\/))/, '');
+    return `${o.name ?? '?'}@${file}:${o.line}`;
+  };
+}
+
+/**
+ * Self time per script, per function and per source file, and total (inclusive) time per function,
+ * in ms, largest first. Functions are named by the source map where there is one.
+ */
+function summariseProfile(p: Profile, mapped: Mapper) {
   const self = new Map<number, number>();
   p.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (p.timeDeltas[i] ?? 0) / 1000));
+  const parent = new Map<number, number>();
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const nameOf = new Map<number, string>();
+  const fileOf = new Map<number, string>();
+  for (const n of p.nodes) {
+    const script = n.callFrame.url.replace(/^.*\//, '') || n.callFrame.functionName;
+    const where = mapped(n.callFrame.url, n.callFrame.lineNumber, n.callFrame.columnNumber);
+    const fn = n.callFrame.functionName || '(anonymous)';
+    nameOf.set(
+      n.id,
+      where ? `${fn} ${where}` : `${fn}@${script}:${n.callFrame.lineNumber}:${n.callFrame.columnNumber}`,
+    );
+    fileOf.set(n.id, where ? where.replace(/^.*@/, '').replace(/:\d+$/, '') : script);
+  }
   const byScript = new Map<string, number>();
   const byFunction = new Map<string, number>();
+  const bySource = new Map<string, number>();
+  const total = new Map<string, number>();
+  const add = (m: Map<string, number>, k: string, ms: number) => m.set(k, (m.get(k) ?? 0) + ms);
   for (const n of p.nodes) {
     const ms = self.get(n.id) ?? 0;
     if (!ms) continue;
-    const script = n.callFrame.url.replace(/^.*\//, '') || n.callFrame.functionName;
-    byScript.set(script, (byScript.get(script) ?? 0) + ms);
-    const fn = `${n.callFrame.functionName || '(anonymous)'}@${script}:${n.callFrame.lineNumber}:${n.callFrame.columnNumber}`;
-    byFunction.set(fn, (byFunction.get(fn) ?? 0) + ms);
+    add(byScript, n.callFrame.url.replace(/^.*\//, '') || n.callFrame.functionName, ms);
+    add(byFunction, nameOf.get(n.id)!, ms);
+    add(bySource, fileOf.get(n.id)!, ms);
+    // Each function once per stack, so recursion is not counted twice.
+    const seen = new Set<string>();
+    for (let id: number | undefined = n.id; id !== undefined; id = parent.get(id)) {
+      const name = nameOf.get(id)!;
+      if (seen.has(name) || byId.get(id)!.callFrame.functionName === '(root)') continue;
+      seen.add(name);
+      add(total, name, ms);
+    }
   }
   const top = (m: Map<string, number>, k: number) =>
     [...m]
       .sort((a, b) => b[1] - a[1])
       .slice(0, k)
       .map(([name, ms]) => ({ name, ms: Math.round(ms * 10) / 10 }));
-  const total = [...self.values()].reduce((a, b) => a + b, 0);
-  return { sampledMs: Math.round(total), byScript: top(byScript, 12), byFunction: top(byFunction, 30) };
+  const sampled = [...self.values()].reduce((a, b) => a + b, 0);
+  return {
+    sampledMs: Math.round(sampled),
+    byScript: top(byScript, 12),
+    bySource: top(bySource, 25),
+    selfByFunction: top(byFunction, 40),
+    totalByFunction: top(total, 60),
+  };
 }
 
 interface TraceEvent {
@@ -266,7 +339,7 @@ async function main() {
           flowEdges,
           loadavg1m: Math.round(loadavg()[0]! * 10) / 10,
           profiledEdit: { toMarkerMs: Math.round(profiledMs), longTasks: long1, measures: measures1 },
-          cpu: summariseProfile(profile),
+          cpu: summariseProfile(profile, await sourceMapper(profile.nodes.map((n) => n.callFrame.url))),
           tracedEdit: {
             toMarkerMs: Math.round(tracedMs),
             longTasks: long2,

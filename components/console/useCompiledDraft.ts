@@ -1,6 +1,7 @@
 'use client';
 
 import { useEffect, useRef, useState } from 'react';
+import { flushSync } from 'react-dom';
 import { type CompileOptions, compileDraft, type DraftCompilation } from '@/lib/console/compileDraft';
 import type { DraftDoc } from '@/lib/console/draftDoc';
 import { parseDraft } from '@/lib/console/draftModel';
@@ -11,6 +12,9 @@ type Request = Omit<CompileRequest, 'id'>;
 /** A result as the worker sends it (no model) or as the inline fallback makes it. */
 type Wire = Omit<DraftCompilation, 'model'> & { model?: DraftCompilation['model'] };
 type Reply = { id: number; result?: Wire; error?: string };
+
+/** True while an effect submits a compile (see onResult). */
+let inEffect = false;
 
 /** Starts the compile worker answering `s`; throws where there are no Web Workers (`s` then compiles inline). */
 function startWorker(s: LatestWins<Request, Wire>): Worker {
@@ -57,7 +61,15 @@ export function useCompiledDraft(
         worker.postMessage({ id, ...req } satisfies CompileRequest);
       },
       run: (req) => compileDraft(req.draft, req.opts),
-      onResult: (value, _id, req) => setResult({ ...value, model: value.model ?? parseDraft(req.draft) }),
+      // A result renders at once, effects included: React Flow takes new nodes in an effect, so at
+      // the default priority the canvas painted twice per edit (the console, then the nodes' markers)
+      // and the markers waited a frame; synchronously both are one render and one paint.
+      onResult: (value, _id, req) => {
+        const next = { ...value, model: value.model ?? parseDraft(req.draft) };
+        // The inline fallback answers inside submit(), i.e. inside an effect, where flushSync must not run.
+        if (inEffect) setResult(next);
+        else flushSync(() => setResult(next));
+      },
     });
     scheduler.current = s;
     return () => {
@@ -73,7 +85,12 @@ export function useCompiledDraft(
     const last = asked.current;
     if (last && last.draft === draft && last.key === optsKey) return;
     asked.current = { draft, key: optsKey };
-    scheduler.current.submit({ draft, opts: JSON.parse(optsKey) as CompileOptions });
+    inEffect = true;
+    try {
+      scheduler.current.submit({ draft, opts: JSON.parse(optsKey) as CompileOptions });
+    } finally {
+      inEffect = false;
+    }
   }, [draft, optsKey]);
 
   return optsKey === null ? undefined : result;

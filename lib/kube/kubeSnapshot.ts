@@ -6,10 +6,10 @@
 import type { z } from 'zod';
 import { MSM_API_VERSION } from '../model/common';
 import { type Diagnostic, type ObjectRef, normalizeDiagnostics, objectKey } from '../model/diagnostic';
-import { formatFieldPath } from '../model/fieldPath';
 import { EndpointSlice, Pod, Service } from '../model/kube';
 import { Route, Target, VirtualService } from '../model/resources';
 import { emptySnapshot, type Snapshot } from '../model/snapshot';
+import { dialectDiagnostic, schemaDiagnostics } from '../parse/objectDiagnostics';
 import { convertSeedDialect } from '../parse/seedDialect';
 
 /** The kinds a Kubernetes source watches. */
@@ -225,17 +225,7 @@ function checkObject(kind: KubeSourceKind, lean: LeanKubeObject): CheckedObject 
   if (isMeshKind(kind)) {
     const { object, conversions } = convertSeedDialect(structuredClone(lean));
     candidate = object;
-    for (const c of conversions) {
-      diagnostics.push({
-        severity: 'warning',
-        code: c.code,
-        message: c.message,
-        object: ref,
-        path: c.path,
-        source: { file, line: 1 },
-        rule: 'seeds/INDEX.md: Known looseness in the MSM API document',
-      });
-    }
+    for (const c of conversions) diagnostics.push(dialectDiagnostic(c, ref, { file, line: 1 }));
   }
   const result = SCHEMAS[kind].safeParse(candidate);
   const checked: CheckedObject = { ref, key, source: { file, line: 1 }, diagnostics };
@@ -247,41 +237,13 @@ function checkObject(kind: KubeSourceKind, lean: LeanKubeObject): CheckedObject 
     };
   }
   if (result.success) checked.data = result.data;
-  else {
-    for (const issue of result.error.issues) {
-      const path = formatFieldPath(issue.path);
-      diagnostics.push({
-        severity: 'error',
-        code: 'schema',
-        message: describeIssue(issue, candidate),
-        object: ref,
-        path: path || undefined,
-        source: { file, line: 1 },
-      });
-    }
-  }
+  else diagnostics.push(...schemaDiagnostics(result.error, candidate, ref, () => ({ file, line: 1 })));
   checkedCache.set(lean, checked);
   return checked;
 }
 
 function isMeshKind(kind: KubeSourceKind): kind is MeshCrdKind {
   return kind === 'VirtualService' || kind === 'Route' || kind === 'Target';
-}
-
-function describeIssue(issue: z.core.$ZodIssue, object: unknown): string {
-  if (issue.path.length > 0 && valueAt(object, issue.path) === undefined) return 'required field is missing';
-  if (issue.code === 'unrecognized_keys')
-    return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
-  return issue.message;
-}
-
-function valueAt(v: unknown, path: readonly PropertyKey[]): unknown {
-  let cur = v;
-  for (const k of path) {
-    if (cur === null || typeof cur !== 'object') return undefined;
-    cur = (cur as Record<PropertyKey, unknown>)[k];
-  }
-  return cur;
 }
 
 function pick(o: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {

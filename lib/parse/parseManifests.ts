@@ -1,11 +1,11 @@
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, type Node } from 'yaml';
-import { z } from 'zod';
 import { MSM_API_VERSION } from '../model/common';
 import { type Diagnostic, type ObjectRef, normalizeDiagnostics, objectKey } from '../model/diagnostic';
 import { formatFieldPath, parentPaths } from '../model/fieldPath';
 import { EndpointSlice, Pod, Service } from '../model/kube';
 import { Route, Target, VirtualService } from '../model/resources';
 import { emptySnapshot, type ObjectSource, type Snapshot } from '../model/snapshot';
+import { dialectDiagnostic, schemaDiagnostics } from './objectDiagnostics';
 import { convertSeedDialect } from './seedDialect';
 
 /** One input file: its path (for diagnostics) and its text. */
@@ -150,17 +150,8 @@ function readObject(
   if (metadata && metadata.namespace === undefined && kind !== undefined) metadata.namespace = 'default';
   const namespace = typeof metadata?.namespace === 'string' ? metadata.namespace : undefined;
   const ref: ObjectRef = { kind: kind ?? 'Unknown', namespace, name: name ?? '(unnamed)' };
-  for (const c of conversions) {
-    diagnostics.push({
-      severity: 'warning',
-      code: c.code,
-      message: c.message,
-      object: ref,
-      path: c.path,
-      source: { file, line: at(c.moved?.to ?? c.path) },
-      rule: 'seeds/INDEX.md: Known looseness in the MSM API document',
-    });
-  }
+  for (const c of conversions)
+    diagnostics.push(dialectDiagnostic(c, ref, { file, line: at(c.moved?.to ?? c.path) }));
   if (kind === undefined || typeof converted.apiVersion !== 'string') {
     diagnostics.push({
       severity: 'error',
@@ -189,17 +180,9 @@ function readObject(
   const knownKind = kind as KnownKind;
   const result = SCHEMAS[knownKind].safeParse(converted);
   if (!result.success) {
-    for (const issue of result.error.issues) {
-      const path = formatFieldPath(issue.path);
-      diagnostics.push({
-        severity: 'error',
-        code: 'schema',
-        message: describeIssue(issue, converted),
-        object: ref,
-        path: path || undefined,
-        source: { file, line: at(path) },
-      });
-    }
+    diagnostics.push(
+      ...schemaDiagnostics(result.error, converted, ref, (path) => ({ file, line: at(path) })),
+    );
     out.push({ kind: knownKind, object: { __rejected: true, ...converted }, source: { file, line } });
     return;
   }
@@ -212,13 +195,6 @@ function readObject(
       fields: Object.fromEntries([...fields].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
     },
   });
-}
-
-function describeIssue(issue: z.core.$ZodIssue, object: unknown): string {
-  if (issue.path.length > 0 && valueAt(object, issue.path) === undefined) return 'required field is missing';
-  if (issue.code === 'unrecognized_keys')
-    return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
-  return issue.message;
 }
 
 function buildSnapshot(candidates: Candidate[], diagnostics: Diagnostic[]): Snapshot {
@@ -302,15 +278,6 @@ function lineOf(fields: Map<string, number>, path: string): number | undefined {
     if (l !== undefined) return l;
   }
   return undefined;
-}
-
-function valueAt(v: unknown, path: readonly PropertyKey[]): unknown {
-  let cur = v;
-  for (const k of path) {
-    if (cur === null || typeof cur !== 'object') return undefined;
-    cur = (cur as Record<PropertyKey, unknown>)[k];
-  }
-  return cur;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

@@ -30,6 +30,7 @@ import {
 } from './envoyProtos';
 import type { NodeSnapshot, SnapshotCache } from './SnapshotCache';
 import { discoveryResponsePrefix, withNonce } from './discoveryResponseBytes';
+import { leanDeserializer, scanDeltaDiscoveryRequest, scanDiscoveryRequest } from './leanDiscoveryRequest';
 import { RotatingCertificates, type TlsMaterial } from './rotatingCertificates';
 
 export type SyncStatus = 'SYNCED' | 'STALE' | 'NACKED' | 'NOT SENT';
@@ -228,7 +229,7 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
       throw new Error('listen: pass tls {key, cert, ca}, or insecure: true to serve plaintext');
     }
     const server = new grpc.Server({ 'grpc.keepalive_permit_without_calls': 1 });
-    server.addService(passThroughBuffers(adsServiceDefinition()), {
+    server.addService(leanService(adsServiceDefinition()), {
       StreamAggregatedResources: (call: grpc.ServerDuplexStream<DiscoveryRequest, unknown>) =>
         this.sotw(call),
       DeltaAggregatedResources: (call: grpc.ServerDuplexStream<DeltaDiscoveryRequest, unknown>) =>
@@ -588,14 +589,30 @@ function sameNames(a: Set<string> | null, b: Set<string> | null): boolean {
   return true;
 }
 
-/** The ADS service with response serializers that send pre-encoded bytes (a Buffer) as they are. */
-function passThroughBuffers(def: grpc.ServiceDefinition): grpc.ServiceDefinition {
+const LEAN_SCANS: Record<string, (buf: Uint8Array) => object | undefined> = {
+  StreamAggregatedResources: scanDiscoveryRequest,
+  DeltaAggregatedResources: scanDeltaDiscoveryRequest,
+};
+
+/**
+ * The ADS service with request deserializers that read ACKs leanly (leanDiscoveryRequest.ts; first
+ * requests and NACKs still get the full decode) and response serializers that send pre-encoded bytes
+ * (a Buffer) as they are.
+ */
+function leanService(def: grpc.ServiceDefinition): grpc.ServiceDefinition {
   return Object.fromEntries(
     Object.entries(def).map(([name, method]) => {
       const serialize = method.responseSerialize;
+      const scan = LEAN_SCANS[name];
       return [
         name,
-        { ...method, responseSerialize: (v: unknown) => (Buffer.isBuffer(v) ? v : serialize(v)) },
+        {
+          ...method,
+          requestDeserialize: scan
+            ? leanDeserializer(scan, method.requestDeserialize)
+            : method.requestDeserialize,
+          responseSerialize: (v: unknown) => (Buffer.isBuffer(v) ? v : serialize(v)),
+        },
       ];
     }),
   );

@@ -12,9 +12,13 @@
  *   response arrives), p50/p99/max ms from the moment the bench asked the server to set it
  * - rds: one route added to every node's RouteConfiguration, same figures
  * - rds, one proxy: a route added for a single node (30 times) while every stream stays connected
+ * - serverCpuMs per push: the server process's CPU time (user + system, /proc, 10 ms ticks) from the
+ *   request to 300 ms after the last receipt: what the server spends per push, far less sensitive to
+ *   the machine's load than the latencies
  * - rss: server RSS idle (snapshots loaded) and with the streams, and per stream (KB)
  * Prints JSON; no assertions. Run: `node --import tsx bench/xdsStreams.ts [counts...]`.
  */
+import fs from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import { TypeUrls } from '../server/xds/envoyProtos';
 import { forkAdsServer, waitFor } from '../server/xds/testing/children';
@@ -39,6 +43,16 @@ const SUBS: [string, string[]][] = [
   [TypeUrls.cluster, []],
   [TypeUrls.endpoint, ['cluster-a-eds', 'cluster-b-eds']],
 ];
+
+/** A process's user + system CPU time in ms (Linux /proc; clock ticks of 10 ms), NaN elsewhere. */
+function cpuMs(pid: number | undefined): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return NaN;
+  }
+}
 
 function pct(xs: number[], p: number): number {
   if (!xs.length) return NaN;
@@ -74,6 +88,7 @@ async function main() {
 
     const push = async (type: string, snapshot: ReturnType<typeof snap>) => {
       const before = clients.map((c) => c.latest.get(type)!.version);
+      const cpu0 = cpuMs(ads.proc.pid);
       const start = performance.now();
       await ads.request('setMany', { nodeIds, snapshot }, 120_000);
       if (process.env.BENCH_DEBUG) console.error('setMany ipc ms', performance.now() - start);
@@ -84,7 +99,10 @@ async function main() {
         5,
       );
       const lat = clients.map((c) => c.latest.get(type)!.at - start);
-      return { p50: pct(lat, 50), p99: pct(lat, 99), max: pct(lat, 100) };
+      // The last ACKs are still in flight to the server: let it handle them before reading its CPU.
+      await new Promise((r) => setTimeout(r, 300));
+      const serverCpuMs = cpuMs(ads.proc.pid) - cpu0;
+      return { p50: pct(lat, 50), p99: pct(lat, 99), max: pct(lat, 100), serverCpuMs };
     };
     const eds = [];
     for (let k = 1; k <= 3; k++) eds.push(await push(TypeUrls.endpoint, snap([10000 + round, 11000 + k])));
@@ -104,7 +122,7 @@ async function main() {
       one.push(c.latest.get(TypeUrls.route)!.at - start);
       await new Promise((r) => setTimeout(r, 20));
     }
-    const median = (xs: { p50: number; p99: number; max: number }[]) => {
+    const median = (xs: { p50: number; p99: number; max: number; serverCpuMs: number }[]) => {
       const s = [...xs].sort((a, b) => a.p99 - b.p99);
       return s[Math.floor(s.length / 2)]!;
     };

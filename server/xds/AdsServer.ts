@@ -464,6 +464,9 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
       const snap = this.cache.getSnapshot(s.record.nodeId);
       if (!snap) return;
       const ts = snap.types[typeUrl];
+      // The common case after an ACK: nothing changed since the last send. Every change of names
+      // clears lastSentKey, so this is the key comparison below without building the key.
+      if (st.lastSentKey !== undefined && st.lastSentVersion === ts.version) return;
       const resources: EncodedAny[] = [];
       const names = st.names ? [...st.names].sort() : [...ts.resources.keys()].sort();
       for (const n of names) {
@@ -492,18 +495,20 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
       let st = s.types.get(typeUrl);
       if (st && nonce && nonce !== st.lastSentNonce) return; // stale
       const requested = req.resource_names ?? [];
-      const wildcard =
-        WILDCARD_TYPES.has(typeUrl) &&
-        (requested.length === 0 ? !st || st.names === null : requested.includes('*'));
-      const names = wildcard ? null : new Set(requested.filter((n) => n !== '*'));
       let namesChanged = false;
-      if (!st) {
-        st = { names, subscribed: [] };
-        s.types.set(typeUrl, st);
-        namesChanged = true;
-      } else {
-        namesChanged = !sameNames(st.names, names);
-        st.names = names;
+      if (!st || !requestsSame(st.names, requested)) {
+        const wildcard =
+          WILDCARD_TYPES.has(typeUrl) &&
+          (requested.length === 0 ? !st || st.names === null : requested.includes('*'));
+        const names = wildcard ? null : new Set(requested.filter((n) => n !== '*'));
+        if (!st) {
+          st = { names, subscribed: [] };
+          s.types.set(typeUrl, st);
+          namesChanged = true;
+        } else {
+          namesChanged = !sameNames(st.names, names);
+          st.names = names;
+        }
       }
       if (nonce && nonce === st.lastSentNonce) this.recordReply(s, typeUrl, st, nonce, req.error_detail);
       // A new subscription (or a request without a nonce: a fresh or restarted one) always gets an
@@ -580,6 +585,17 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
       s.send(typeUrl);
     });
   }
+}
+
+/**
+ * True when a SotW request's names certainly subscribe what `names` holds (an ACK's usual case),
+ * without building a Set; false means "compute it".
+ */
+function requestsSame(names: Set<string> | null, requested: readonly string[]): boolean {
+  if (names === null) return requested.length === 0;
+  if (names.size !== requested.length) return false;
+  for (const n of requested) if (!names.has(n)) return false;
+  return true;
 }
 
 function sameNames(a: Set<string> | null, b: Set<string> | null): boolean {

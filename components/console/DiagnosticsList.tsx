@@ -1,7 +1,8 @@
 'use client';
 
-import { useState } from 'react';
+import { memo, useMemo, useState } from 'react';
 import type { DraftCompilation } from '@/lib/console/compileDraft';
+import { diagnosticKeys } from '@/lib/console/diagnosticKeys';
 import { formatObjectRef, type Diagnostic, type Severity } from '@/lib/model/diagnostic';
 
 export interface DiagnosticsListProps {
@@ -9,10 +10,15 @@ export interface DiagnosticsListProps {
   onPick(d: Diagnostic, nodeId: string | undefined): void;
 }
 
-/** Every diagnostic of the draft; picking one focuses its node, its YAML line and its form field. */
-export function DiagnosticsList({ compilation, onPick }: DiagnosticsListProps) {
+/**
+ * Every diagnostic of the draft; picking one focuses its node, its YAML line and its form field.
+ * Memoized: the console re-renders on each keystroke, the list only when a compilation lands.
+ */
+export const DiagnosticsList = memo(function DiagnosticsList({ compilation, onPick }: DiagnosticsListProps) {
   const [show, setShow] = useState<Record<Severity, boolean>>({ error: true, warning: true, info: false });
   const { diagnostics, diagnosticNodes } = compilation;
+  // Rows keyed by what they say, so an edit that adds or removes one diagnostic touches one row.
+  const keys = useMemo(() => diagnosticKeys(diagnostics), [diagnostics]);
   const counts = { error: 0, warning: 0, info: 0 };
   for (const d of diagnostics) counts[d.severity]++;
   return (
@@ -41,7 +47,7 @@ export function DiagnosticsList({ compilation, onPick }: DiagnosticsListProps) {
         ) : null}
         {diagnostics.map((d, i) =>
           show[d.severity] ? (
-            <li key={i}>
+            <li key={keys[i]}>
               <button
                 type="button"
                 className={`diag diag--${d.severity}`}
@@ -63,4 +69,4 @@ export function DiagnosticsList({ compilation, onPick }: DiagnosticsListProps) {
       </ul>
     </section>
   );
-}
+});

@@ -41,4 +41,12 @@ describe('discoveryResponseBytes', () => {
       ),
     ).toBe(true);
   });
+
+  it('encodes any nonce as the serializer does (short ASCII, long, non-ASCII)', () => {
+    const prefix = discoveryResponsePrefix('v1', [cla(1)], TypeUrls.endpoint);
+    for (const nonce of ['7', '123456', 'n'.repeat(127), 'n'.repeat(128), 'nönce-☃']) {
+      const object = { version_info: 'v1', resources: [cla(1)], type_url: TypeUrls.endpoint, nonce };
+      expect(withNonce(prefix, nonce).equals(method.responseSerialize(object))).toBe(true);
+    }
+  });
 });

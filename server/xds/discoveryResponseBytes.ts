@@ -46,5 +46,14 @@ export function discoveryResponsePrefix(
 
 /** A complete DiscoveryResponse: the shared prefix plus field 5 (nonce). */
 export function withNonce(prefix: Buffer, nonce: string): Buffer {
+  // One allocation per stream and push: a nonce is a short ASCII counter (1-byte length).
+  if (nonce.length > 0 && nonce.length < 0x80 && /^[\x20-\x7e]*$/.test(nonce)) {
+    const out = Buffer.allocUnsafe(prefix.length + 2 + nonce.length);
+    prefix.copy(out, 0);
+    out[prefix.length] = (5 << 3) | 2;
+    out[prefix.length + 1] = nonce.length;
+    out.write(nonce, prefix.length + 2, 'latin1');
+    return out;
+  }
   return Buffer.concat([prefix, ...stringField(5, nonce)]);
 }

@@ -4,10 +4,12 @@
  * stream. What bench/xdsStreams.ts measures for the real server minus this is what the server adds
  * (snapshot, coalescing, per-stream bookkeeping, ACK handling). Each push is timed from the IPC
  * request to each stream's receipt, as in bench/xdsStreams.ts, once writing every stream in one turn
- * and once `--chunk` streams per event-loop turn. Prints JSON; no assertions.
+ * and once `--chunk` streams per event-loop turn, with the server's CPU time per push (as in
+ * bench/xdsStreams.ts). Prints JSON; no assertions.
  * Run: `node --import tsx bench/xdsFloor.ts [counts...] [--pushes 9] [--chunk 64]`.
  */
 import { fork } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TypeUrls } from '../server/xds/envoyProtos';
@@ -26,6 +28,16 @@ const counts = process.argv
   .map(Number)
   .filter(Boolean);
 const COUNTS = counts.length ? counts : [500, 2000];
+
+/** A process's user + system CPU time in ms (Linux /proc; clock ticks of 10 ms), NaN elsewhere. */
+function cpuMs(pid: number | undefined): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return NaN;
+  }
+}
 
 function pct(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -57,8 +69,10 @@ async function main() {
       const p99s: number[] = [];
       const p50s: number[] = [];
       const writeMs: number[] = [];
+      const cpu: number[] = [];
       for (let k = 0; k < pushes; k++) {
         const v = `v${++version}`;
+        const cpu0 = cpuMs(child.pid);
         const start = performance.now();
         const done = new Promise<{ writeStart: number; writeEnd: number }>((r) => child.once('message', r));
         child.send({ push: v, chunk: chunkSize });
@@ -73,9 +87,17 @@ async function main() {
         p50s.push(pct(lat, 50));
         p99s.push(pct(lat, 99));
         writeMs.push(Math.round((w.writeEnd - w.writeStart) * 10) / 10);
-        await new Promise((r) => setTimeout(r, 200));
+        // As in bench/xdsStreams.ts: the server's CPU up to 300 ms after the last receipt.
+        await new Promise((r) => setTimeout(r, 300));
+        cpu.push(cpuMs(child.pid) - cpu0);
       }
-      return { p50: median(p50s), p99: median(p99s), p99Runs: p99s, writeAllMs: median(writeMs) };
+      return {
+        p50: median(p50s),
+        p99: median(p99s),
+        p99Runs: p99s,
+        writeAllMs: median(writeMs),
+        serverCpuMs: median(cpu),
+      };
     };
     const oneTurn = await run(n);
     const chunked = await run(chunk);

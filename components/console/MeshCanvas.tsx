@@ -55,6 +55,7 @@ import type { NodeLive } from './MeshNode';
 
 const DELETE_KEYS = ['Delete', 'Backspace'];
 const PRO_OPTIONS = { hideAttribution: false };
+const CANVAS_STYLE = { contain: 'strict' } as const;
 
 const nodeTypes = { mesh: MeshNode, meshGroup: MeshGroupNode, groupFrame: GroupFrameNode };
 
@@ -430,7 +431,10 @@ function Canvas(props: MeshCanvasProps) {
 
   const shownCount = view ? view.nodes.length + view.collapsed.length : graph.nodes.length;
   return (
-    <div className="canvas" data-testid="canvas">
+    // Its own layout and paint root: the side panel and the diagnostics change on every keystroke and
+    // every compile, and without containment each of those frames laid out the page down into every
+    // node of a large mesh. The canvas takes its size from the grid (inset 0), never from its content.
+    <div className="canvas" data-testid="canvas" style={CANVAS_STYLE}>
       <ReactFlow<CanvasNode, Edge>
         nodes={nodes}
         edges={edges}

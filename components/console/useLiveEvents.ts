@@ -2,16 +2,17 @@
 
 import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
-import { liveEventGap, liveReducer, parseLiveEvent } from '@/lib/console/liveReducer';
-import type { MeshLiveState } from '@/server/controlPlane/liveState';
+import { foldLiveEvents, parseLiveEvent } from '@/lib/console/liveReducer';
+import type { LiveEvent, MeshLiveState } from '@/server/controlPlane/liveState';
 import { liveStateKey } from './queries';
 
 export type LiveConnection = 'connecting' | 'open' | 'closed';
 
 /**
- * The page's one EventSource on /api/events: each `mesh`/`proxy` event is folded into the live-state
- * query by the pure reducer (stale versions dropped); a gap refetches the whole state, and a proxy
- * change marks that proxy's live config stale.
+ * The page's one EventSource on /api/events: `mesh`/`proxy` events are queued and folded into the
+ * live-state query once per animation frame by the pure reducer (stale versions dropped), so a burst
+ * (a push to many proxies) costs one render, not one per event; a gap refetches the whole state, and a
+ * proxy change marks that proxy's live config stale.
  */
 export function useLiveEvents(enabled: boolean): LiveConnection {
   const qc = useQueryClient();
@@ -19,17 +20,29 @@ export function useLiveEvents(enabled: boolean): LiveConnection {
   useEffect(() => {
     if (!enabled) return;
     const es = new EventSource('/api/events');
+    let queue: LiveEvent[] = [];
+    let frame: number | undefined;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const flush = () => {
+      if (frame !== undefined) cancelAnimationFrame(frame);
+      if (timer !== undefined) clearTimeout(timer);
+      frame = timer = undefined;
+      const events = queue;
+      queue = [];
+      const current = qc.getQueryData<MeshLiveState | null>(liveStateKey) ?? undefined;
+      const fold = foldLiveEvents(current, events);
+      if (fold.state !== current) qc.setQueryData(liveStateKey, fold.state);
+      if (fold.gap) void qc.invalidateQueries({ queryKey: liveStateKey });
+      for (const id of fold.proxies) void qc.invalidateQueries({ queryKey: ['proxy-live', id] });
+    };
     const onEvent = (type: string) => (msg: MessageEvent<string>) => {
       const ev = parseLiveEvent(type, msg.data);
       if ('error' in ev) return;
-      const current = qc.getQueryData<MeshLiveState | null>(liveStateKey) ?? undefined;
-      if (liveEventGap(current, ev)) {
-        void qc.invalidateQueries({ queryKey: liveStateKey });
-        return;
-      }
-      const next = liveReducer(current, ev);
-      if (next !== current) qc.setQueryData(liveStateKey, next);
-      if (ev.type === 'proxy') void qc.invalidateQueries({ queryKey: ['proxy-live', ev.proxy.id] });
+      queue.push(ev);
+      if (frame !== undefined) return;
+      frame = requestAnimationFrame(flush);
+      // A background tab runs no animation frames: the timer keeps its state (and queue) current.
+      timer = setTimeout(flush, 250);
     };
     const onMesh = onEvent('mesh');
     const onProxy = onEvent('proxy');
@@ -39,6 +52,8 @@ export function useLiveEvents(enabled: boolean): LiveConnection {
     // EventSource reconnects by itself; a 503 (no control plane) closes it for good.
     es.onerror = () => setConn(es.readyState === EventSource.CLOSED ? 'closed' : 'connecting');
     return () => {
+      if (frame !== undefined) cancelAnimationFrame(frame);
+      if (timer !== undefined) clearTimeout(timer);
       es.removeEventListener('mesh', onMesh);
       es.removeEventListener('proxy', onProxy);
       es.close();

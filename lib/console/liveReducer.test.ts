@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { MeshLiveState, ProxyLiveState } from '@/server/controlPlane/liveState';
-import { liveEventGap, liveReducer, parseLiveEvent } from './liveReducer';
+import { foldLiveEvents, liveEventGap, liveReducer, type LiveFold, parseLiveEvent } from './liveReducer';
 
 function proxy(id: string, phase: string, inSync = phase === 'in-sync'): ProxyLiveState {
   return {
@@ -64,6 +64,51 @@ describe('liveReducer', () => {
     expect(liveEventGap(s3, { type: 'proxy', version: 6, proxy: proxy('default/gw', 'x') })).toBe(true);
     expect(liveEventGap(s3, { type: 'proxy', version: 4, proxy: proxy('default/new', 'x') })).toBe(true);
     expect(liveEventGap(s3, { type: 'proxy', version: 2, proxy: proxy('default/new', 'x') })).toBe(false);
+  });
+});
+
+describe('foldLiveEvents', () => {
+  const s3 = state(3, [proxy('default/gw', 'pushing'), proxy('default/tc', 'pushing')]);
+  const ev = (version: number, id: string, phase: string) =>
+    ({ type: 'proxy', version, proxy: proxy(id, phase) }) as const;
+
+  it('gives what liveReducer gives event by event, and each changed proxy once', () => {
+    const events = [
+      ev(4, 'default/gw', 'syncing'),
+      ev(5, 'default/tc', 'in-sync'),
+      ev(3, 'default/tc', 'failed'), // stale: dropped
+      ev(6, 'default/gw', 'in-sync'),
+    ];
+    const oneByOne = events.reduce<MeshLiveState | undefined>((s, e) => liveReducer(s, e), s3);
+    const fold: LiveFold = foldLiveEvents(s3, events);
+    expect(fold.state).toEqual(oneByOne);
+    expect(fold.state!.version).toBe(6);
+    expect(fold.state!.proxies['default/gw']!.phase).toBe('in-sync');
+    expect(fold.state!.proxies['default/tc']!.phase).toBe('in-sync');
+    expect(fold).toMatchObject({ gap: false, proxies: ['default/gw', 'default/tc'] });
+  });
+
+  it('a mesh event in the batch replaces everything before it', () => {
+    const s7 = state(7, [proxy('default/gw', 'failed')]);
+    const fold = foldLiveEvents(s3, [
+      ev(4, 'default/gw', 'syncing'),
+      { type: 'mesh', version: 7, state: s7 },
+    ]);
+    expect(fold.state).toBe(s7);
+    expect(fold.gap).toBe(false);
+  });
+
+  it('stops at a gap with the state folded so far', () => {
+    const fold = foldLiveEvents(s3, [ev(4, 'default/gw', 'in-sync'), ev(9, 'default/tc', 'in-sync')]);
+    expect(fold.gap).toBe(true);
+    expect(fold.state!.version).toBe(4);
+    expect(fold.state!.proxies['default/tc']!.phase).toBe('pushing');
+    expect(fold.proxies).toEqual(['default/gw']);
+  });
+
+  it('an empty batch or only stale events leave the same object', () => {
+    expect(foldLiveEvents(s3, []).state).toBe(s3);
+    expect(foldLiveEvents(s3, [ev(2, 'default/gw', 'x')])).toEqual({ state: s3, gap: false, proxies: [] });
   });
 });
 

@@ -24,6 +24,32 @@ export function liveEventGap(state: MeshLiveState | undefined, event: LiveEvent)
   return event.version > state.version + 1 || !(event.proxy.id in state.proxies);
 }
 
+/** What folding a batch of events gave: the state, whether a gap was seen, and the proxies changed. */
+export interface LiveFold {
+  state: MeshLiveState | undefined;
+  /** An event showed that events were missed: the caller refetches the whole state. */
+  gap: boolean;
+  /** Ids of the proxies whose events were applied, each once, in order. */
+  proxies: string[];
+}
+
+/**
+ * Folds a batch of events in order, as liveReducer one by one would, so the console sets its state
+ * once per frame instead of once per event (a push to many proxies sends a burst of them). Stops at a
+ * gap: what follows it cannot be trusted until the whole state is fetched again.
+ */
+export function foldLiveEvents(state: MeshLiveState | undefined, events: readonly LiveEvent[]): LiveFold {
+  let current = state;
+  const proxies = new Set<string>();
+  for (const ev of events) {
+    if (liveEventGap(current, ev)) return { state: current, gap: true, proxies: [...proxies] };
+    const next = liveReducer(current, ev);
+    if (next !== current && ev.type === 'proxy') proxies.add(ev.proxy.id);
+    current = next;
+  }
+  return { state: current, gap: false, proxies: [...proxies] };
+}
+
 /** Reads an SSE message (`event: mesh|proxy`, JSON data) into a LiveEvent, or says why it is not one. */
 export function parseLiveEvent(type: string, data: string): LiveEvent | { error: string } {
   let v: unknown;

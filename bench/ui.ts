@@ -34,6 +34,11 @@
  *   `meshdeck:layout` entries the edit set off (their node counts), i.e. whether it ran ELK at all.
  *   An edit waits past --settle for a layout still running (up to a minute). Layouts are cached by
  *   graph hash, so with a full layout per edit only the first edit of each direction pays for ELK.
+ *   mainThreadBusyMs counts only long tasks: since a compile result renders in one task (flushSync in
+ *   components/console/useCompiledDraft.ts) an edit is one task over 50 ms where it used to be several
+ *   under it, so a lower busy figure before that change did not mean less work.
+ *
+ * Where an edit's time goes: bench/uiProfile.ts (CPU profile and trace of one edit).
  *
  * The first full run hung: the observer below, compiled by tsx with keepNames, called an `__name`
  * helper the page does not have, so it never recorded anything and the wait ran out (see the init

@@ -22,7 +22,8 @@
  *   starts grouped (namespace, then service), so this is the grouped view's; `grouped` says so.
  * - P7 expandMs (grouped only): a click on a collapsed group -> its frame and members laid out.
  * - P7 pan: requestAnimationFrame callbacks counted during a scripted mouse-drag pan of the pane;
- *   fps = frames / seconds, plus the longest gap between frames.
+ *   fps = frames / seconds, plus the longest gap between frames (bench/uiPan.ts). Where a pan frame's
+ *   time goes: `bench/uiProfile.ts --pan`.
  * - P8 editToMarkerMs (sizes up to --p8-max): a form edit that makes a Route's destination dangle ->
  *   the error badge on its node (the same compilation feeds the markers, the list and the preview),
  *   and the edit back -> the badge gone. Timed inside the page, from the input event to the DOM change;
@@ -52,6 +53,7 @@ import { chromium, type Page } from '@playwright/test';
 import { compileDraft } from '../lib/console/compileDraft';
 import type { DraftDoc } from '../lib/console/draftDoc';
 import { syntheticDraft } from './syntheticMesh';
+import { pan } from './uiPan';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
@@ -131,49 +133,6 @@ async function saveDraft(page: Page, draft: DraftDoc): Promise<void> {
     return `${r.status} ${r.ok ? '' : await r.text()}`;
   }, draft);
   if (!status.startsWith('200')) throw new Error(`PUT /api/draft answered ${status}`);
-}
-
-/** Frames during a mouse-drag pan that starts on an empty spot of the pane. */
-async function pan(page: Page): Promise<{ fps: number; maxFrameGapMs: number; frames: number; ms: number }> {
-  const start = await page.evaluate(() => {
-    const pane = document.querySelector('.react-flow__pane')!.getBoundingClientRect();
-    for (let y = pane.top + 10; y < pane.bottom - 10; y += 12)
-      for (let x = pane.left + 10; x < pane.right - 10; x += 12) {
-        const el = document.elementFromPoint(x, y);
-        if (el?.classList.contains('react-flow__pane')) return { x, y };
-      }
-    return null;
-  });
-  if (!start) throw new Error('no empty spot on the pane to start a pan');
-  await page.evaluate(() => {
-    const w = window as unknown as { __frames: number[]; __counting: boolean };
-    w.__frames = [];
-    w.__counting = true;
-    const tick = (t: number) => {
-      w.__frames.push(t);
-      if (w.__counting) requestAnimationFrame(tick);
-    };
-    requestAnimationFrame(tick);
-  });
-  await page.mouse.move(start.x, start.y);
-  await page.mouse.down();
-  for (let i = 1; i <= 120; i++)
-    await page.mouse.move(start.x + Math.sin(i / 10) * 200, start.y + Math.cos(i / 10) * 120 - 120);
-  await page.mouse.up();
-  const frames = await page.evaluate(() => {
-    const w = window as unknown as { __frames: number[]; __counting: boolean };
-    w.__counting = false;
-    return w.__frames;
-  });
-  const ms = frames[frames.length - 1]! - frames[0]!;
-  let gap = 0;
-  for (let i = 1; i < frames.length; i++) gap = Math.max(gap, frames[i]! - frames[i - 1]!);
-  return {
-    fps: Math.round(((frames.length - 1) / ms) * 1000 * 10) / 10,
-    maxFrameGapMs: Math.round(gap),
-    frames: frames.length,
-    ms: Math.round(ms),
-  };
 }
 
 /** Clicks a collapsed group in the page and times until its frame is there and laid out. */

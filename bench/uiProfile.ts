@@ -6,6 +6,12 @@
  * (`meshdeck:*`). Figures, never assertions; not part of `npm test`.
  *
  *   node --import tsx bench/uiProfile.ts [--url http://127.0.0.1:3100] [--nodes 1000] [--out test-results]
+ *     [--pan] [--variants base,viewport-layer,...] [--runs 2]
+ *
+ * With --pan it profiles the scripted pan of bench/ui.ts (P7) instead of an edit: a CPU profile and a
+ * trace of one pan, summarised per thread (main, compositor, raster workers), and the pan's fps with
+ * each of PAN_VARIANTS: a style sheet put into the page that switches one part of the canvas off or
+ * changes how it is painted, to see what a pan frame's time is spent on without a build per guess.
  *
  * Without --url it starts scripts/e2e-server.sh (needs `next build`; port $E2E_PORT or 3100) and stops
  * it at the end; the server's draft is reset to the mesh directory afterwards. With --out the raw
@@ -17,6 +23,7 @@ import { loadavg } from 'node:os';
 import { chromium, type CDPSession, type Page } from '@playwright/test';
 import { compileDraft } from '../lib/console/compileDraft';
 import { syntheticDraft } from './syntheticMesh';
+import { pan } from './uiPan';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
@@ -26,6 +33,24 @@ function arg(name: string): string | undefined {
 const NODES = Number(arg('nodes') ?? 1000);
 const OUT = arg('out');
 const PROXIES = 10;
+const PAN = process.argv.includes('--pan');
+const RUNS = Number(arg('runs') ?? 2);
+
+/** Style sheets tried during a pan; `base` is the console as built. */
+const PAN_VARIANTS: Record<string, string> = {
+  base: '',
+  'viewport-layer': '.react-flow__viewport { will-change: transform; }',
+  'no-minimap': '.react-flow__minimap { display: none; }',
+  'no-background': '.react-flow__background { display: none; }',
+  'no-edges': '.react-flow__edges { display: none; }',
+  'no-edge-animation': '.react-flow__edge.animated path { animation: none; }',
+  'no-edge-markers': '.react-flow__edge path { marker-end: none !important; }',
+  'no-nodes': '.react-flow__nodes { display: none; }',
+  'plain-nodes':
+    '.mesh-node { border-radius: 0 !important; box-shadow: none !important; border-width: 0 !important; }',
+  'layer+no-minimap+no-background':
+    '.react-flow__viewport { will-change: transform; } .react-flow__minimap, .react-flow__background { display: none; }',
+};
 
 async function startServer(): Promise<{ url: string; child?: ChildProcess }> {
   const given = arg('url');
@@ -201,7 +226,38 @@ function summariseTrace(events: TraceEvent[]) {
   return Object.fromEntries([...sum].sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, Math.round(v)]));
 }
 
-async function trace(cdp: CDPSession, run: () => Promise<unknown>): Promise<TraceEvent[]> {
+/** Durations of every thread's complete events by name, in ms (nested events count in both). */
+function summariseThreads(events: TraceEvent[]) {
+  const names = new Map<string, string>();
+  for (const e of events)
+    if (e.name === 'thread_name' && e.ph === 'M')
+      names.set(`${e.pid}:${e.tid}`, (e.args as unknown as { name: string }).name);
+  const per = new Map<string, Map<string, number>>();
+  for (const e of events) {
+    if (e.ph !== 'X' || !e.dur) continue;
+    const t = (names.get(`${e.pid}:${e.tid}`) ?? 'other').replace(/\d+$/, '');
+    const m = per.get(t) ?? new Map<string, number>();
+    per.set(t, m);
+    m.set(e.name, (m.get(e.name) ?? 0) + e.dur / 1000);
+  }
+  return Object.fromEntries(
+    [...per].map(([t, m]) => [
+      t,
+      Object.fromEntries(
+        [...m]
+          .sort((a, b) => b[1] - a[1])
+          .slice(0, 14)
+          .map(([k, v]) => [k, Math.round(v)]),
+      ),
+    ]),
+  );
+}
+
+async function trace(
+  cdp: CDPSession,
+  run: () => Promise<unknown>,
+  extra: string[] = [],
+): Promise<TraceEvent[]> {
   const events: TraceEvent[] = [];
   cdp.on('Tracing.dataCollected', (e) => events.push(...(e.value as unknown as TraceEvent[])));
   const done = new Promise<void>((r) => cdp.once('Tracing.tracingComplete', () => r()));
@@ -213,6 +269,7 @@ async function trace(cdp: CDPSession, run: () => Promise<unknown>): Promise<Trac
         'disabled-by-default-devtools.timeline',
         'v8',
         'blink.user_timing',
+        ...extra,
       ],
     },
   });
@@ -299,57 +356,11 @@ async function main() {
       timeout: 300_000,
     });
     await page.waitForTimeout(1000);
-    const field = '[data-field-path="spec.destination"] input[type="text"]';
-    await page.waitForSelector(field);
-    const original = await page.inputValue(field);
-    // One warm-up round trip, so the profile shows a steady-state edit.
-    await edit(page, route, `${original}-nope`, true);
-    await edit(page, route, original, false);
-    await page.waitForTimeout(500);
-
-    const cdp = await page.context().newCDPSession(page);
-    await cdp.send('Profiler.enable');
-    await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
-    await cdp.send('Profiler.start');
-    const profiledMs = await edit(page, route, `${original}-nope`, true);
-    const { profile } = (await cdp.send('Profiler.stop')) as unknown as { profile: Profile };
-    const measures1 = await page.evaluate(() =>
-      performance.getEntriesByType('measure').map((m) => ({ name: m.name, ms: Math.round(m.duration) })),
-    );
-    const long1 = await page.evaluate(() => (window as unknown as { __long: unknown }).__long);
-    await page.waitForTimeout(500);
-
-    let tracedMs = 0;
-    const events = await trace(cdp, async () => {
-      tracedMs = await edit(page, route, original, false);
-    });
-    const long2 = await page.evaluate(() => (window as unknown as { __long: unknown }).__long);
-    if (OUT) {
-      writeFileSync(`${OUT}/ui-edit-${NODES}.cpuprofile`, JSON.stringify(profile));
-      writeFileSync(`${OUT}/ui-edit-${NODES}.trace.json`, JSON.stringify({ traceEvents: events }));
+    if (PAN) {
+      await profilePan(page);
+    } else {
+      await profileEdit(page, route);
     }
-    const flowNodes = await page.locator('.react-flow__node').count();
-    const flowEdges = await page.locator('.react-flow__edge').count();
-    console.log(
-      JSON.stringify(
-        {
-          bench: 'uiProfile',
-          nodes: NODES,
-          flowNodes,
-          flowEdges,
-          loadavg1m: Math.round(loadavg()[0]! * 10) / 10,
-          profiledEdit: { toMarkerMs: Math.round(profiledMs), longTasks: long1, measures: measures1 },
-          cpu: summariseProfile(profile, await sourceMapper(profile.nodes.map((n) => n.callFrame.url))),
-          tracedEdit: {
-            toMarkerMs: Math.round(tracedMs),
-            longTasks: long2,
-            mainThread: summariseTrace(events),
-          },
-        },
-        null,
-        2,
-      ),
-    );
     await page.evaluate(async () => {
       const s = (await (await fetch('/api/session')).json()) as { csrfToken?: string };
       await fetch('/api/draft/reset', { method: 'POST', headers: { 'x-csrf-token': s.csrfToken ?? '' } });
@@ -366,6 +377,121 @@ async function main() {
       if (child.exitCode === null) await exited;
     }
   }
+}
+
+/** The pan's fps with each style variant, then a CPU profile and a trace of one pan as built. */
+async function profilePan(page: Page) {
+  const names = arg('variants')?.split(',') ?? Object.keys(PAN_VARIANTS);
+  const variants: Record<string, unknown> = {};
+  for (const name of names) {
+    await page.evaluate((css) => {
+      let el = document.getElementById('bench-variant');
+      if (!el) {
+        el = document.createElement('style');
+        el.id = 'bench-variant';
+        document.head.append(el);
+      }
+      el.textContent = css;
+    }, PAN_VARIANTS[name] ?? '');
+    await page.waitForTimeout(300);
+    const runs = [];
+    for (let i = 0; i < RUNS; i++) runs.push(await pan(page));
+    variants[name] = runs.map((r) => `${r.fps} fps, max gap ${r.maxFrameGapMs} ms`);
+    console.error(`[uiProfile] ${name}: ${JSON.stringify(variants[name])}`);
+  }
+  await page.evaluate(() => document.getElementById('bench-variant')?.remove());
+  await page.waitForTimeout(300);
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Profiler.enable');
+  await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+  await cdp.send('Profiler.start');
+  const profiled = await pan(page);
+  const { profile } = (await cdp.send('Profiler.stop')) as unknown as { profile: Profile };
+  await page.waitForTimeout(300);
+  let traced: Awaited<ReturnType<typeof pan>> | undefined;
+  const events = await trace(cdp, async () => {
+    traced = await pan(page);
+  }, ['cc', 'viz', 'disabled-by-default-devtools.timeline.frame']);
+  if (OUT) {
+    writeFileSync(`${OUT}/ui-pan-${NODES}.cpuprofile`, JSON.stringify(profile));
+    writeFileSync(`${OUT}/ui-pan-${NODES}.trace.json`, JSON.stringify({ traceEvents: events }));
+  }
+  console.log(
+    JSON.stringify(
+      {
+        bench: 'uiProfile --pan',
+        nodes: NODES,
+        flowNodes: await page.locator('.react-flow__node').count(),
+        flowEdges: await page.locator('.react-flow__edge').count(),
+        zoom: await page.evaluate(
+          () => document.querySelector<HTMLElement>('.react-flow__viewport')?.style.transform,
+        ),
+        loadavg1m: Math.round(loadavg()[0]! * 10) / 10,
+        variants,
+        profiledPan: profiled,
+        cpu: summariseProfile(profile, await sourceMapper(profile.nodes.map((n) => n.callFrame.url))),
+        tracedPan: traced,
+        threads: summariseThreads(events),
+      },
+      null,
+      2,
+    ),
+  );
+}
+
+/** A CPU profile of one Inspector edit and a trace of the edit back. */
+async function profileEdit(page: Page, route: string) {
+  const field = '[data-field-path="spec.destination"] input[type="text"]';
+  await page.waitForSelector(field);
+  const original = await page.inputValue(field);
+  // One warm-up round trip, so the profile shows a steady-state edit.
+  await edit(page, route, `${original}-nope`, true);
+  await edit(page, route, original, false);
+  await page.waitForTimeout(500);
+
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Profiler.enable');
+  await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+  await cdp.send('Profiler.start');
+  const profiledMs = await edit(page, route, `${original}-nope`, true);
+  const { profile } = (await cdp.send('Profiler.stop')) as unknown as { profile: Profile };
+  const measures1 = await page.evaluate(() =>
+    performance.getEntriesByType('measure').map((m) => ({ name: m.name, ms: Math.round(m.duration) })),
+  );
+  const long1 = await page.evaluate(() => (window as unknown as { __long: unknown }).__long);
+  await page.waitForTimeout(500);
+
+  let tracedMs = 0;
+  const events = await trace(cdp, async () => {
+    tracedMs = await edit(page, route, original, false);
+  });
+  const long2 = await page.evaluate(() => (window as unknown as { __long: unknown }).__long);
+  if (OUT) {
+    writeFileSync(`${OUT}/ui-edit-${NODES}.cpuprofile`, JSON.stringify(profile));
+    writeFileSync(`${OUT}/ui-edit-${NODES}.trace.json`, JSON.stringify({ traceEvents: events }));
+  }
+  const flowNodes = await page.locator('.react-flow__node').count();
+  const flowEdges = await page.locator('.react-flow__edge').count();
+  console.log(
+    JSON.stringify(
+      {
+        bench: 'uiProfile',
+        nodes: NODES,
+        flowNodes,
+        flowEdges,
+        loadavg1m: Math.round(loadavg()[0]! * 10) / 10,
+        profiledEdit: { toMarkerMs: Math.round(profiledMs), longTasks: long1, measures: measures1 },
+        cpu: summariseProfile(profile, await sourceMapper(profile.nodes.map((n) => n.callFrame.url))),
+        tracedEdit: {
+          toMarkerMs: Math.round(tracedMs),
+          longTasks: long2,
+          mainThread: summariseTrace(events),
+        },
+      },
+      null,
+      2,
+    ),
+  );
 }
 
 main().catch((e: unknown) => {

@@ -25,7 +25,7 @@ const KIND_LABEL: Record<GraphNode['kind'], string> = {
 };
 
 /** Below this zoom a node's text is unreadable; it is drawn as a plain box (a pan paints far less). */
-const FAR_ZOOM = 0.3;
+export const FAR_ZOOM = 0.3;
 
 /** One mesh object on the canvas: kind, name, a detail line and a status line of fixed height. */
 function MeshNodeView({ data, selected }: NodeProps<MeshFlowNode>) {
@@ -39,6 +39,7 @@ function MeshNodeView({ data, selected }: NodeProps<MeshFlowNode>) {
     node.invalid ? 'mesh-node--invalid' : '',
     error > 0 ? 'mesh-node--has-errors' : '',
     selected ? 'mesh-node--selected' : '',
+    far ? 'mesh-node--far' : '',
   ]
     .filter(Boolean)
     .join(' ');

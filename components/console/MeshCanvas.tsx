@@ -15,6 +15,7 @@ import {
   ReactFlow,
   ReactFlowProvider,
   useReactFlow,
+  useStore,
 } from '@xyflow/react';
 import { memo, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { DraftDoc } from '@/lib/console/draftDoc';
@@ -43,6 +44,7 @@ import {
   warmLayout,
 } from './layoutGraph';
 import {
+  FAR_ZOOM,
   GroupFrameNode,
   type GroupFrameFlowNode,
   type MeshFlowNode,
@@ -128,6 +130,9 @@ function Canvas(props: MeshCanvasProps) {
   const latest = useRef({ ...props, groupOf: undefined as Grouping['groupOf'] | undefined });
 
   const rf = useReactFlow();
+  // At far zoom edges are drawn plain (app/globals.css): a dash, an arrow or a marching ant is under
+  // a pixel there, and painting them cost a third of a pan frame on a 1,000-node mesh.
+  const far = useStore((s) => s.transform[2] < FAR_ZOOM);
   // ELK is loaded and compiled in its worker while the draft loads, not on the first real layout.
   useEffect(warmLayout, []);
   const [auto, setAuto] = useState<Laid | undefined>();
@@ -434,7 +439,7 @@ function Canvas(props: MeshCanvasProps) {
     // Its own layout and paint root: the side panel and the diagnostics change on every keystroke and
     // every compile, and without containment each of those frames laid out the page down into every
     // node of a large mesh. The canvas takes its size from the grid (inset 0), never from its content.
-    <div className="canvas" data-testid="canvas" style={CANVAS_STYLE}>
+    <div className={far ? 'canvas canvas--far' : 'canvas'} data-testid="canvas" style={CANVAS_STYLE}>
       <ReactFlow<CanvasNode, Edge>
         nodes={nodes}
         edges={edges}

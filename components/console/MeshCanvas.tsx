@@ -398,14 +398,8 @@ function Canvas(props: MeshCanvasProps) {
     return () => document.removeEventListener('keydown', onKey);
   }, [edges, selectedEdge, onDeleteEdges]);
 
-  // While the viewport moves nothing in it takes the pointer (app/globals.css): every mouse move of a
-  // pan was hit-tested against each node and each edge's stroke, a sixth of a pan's main thread on a
-  // 1,000-node mesh (bench/uiProfile.ts --pan). Set on the first actual move, so a click is untouched.
-  const canvasRef = useRef<HTMLDivElement>(null);
   const handlers = useMemo(
     () => ({
-      onMove: () => canvasRef.current?.classList.add('canvas--moving'),
-      onMoveEnd: () => canvasRef.current?.classList.remove('canvas--moving'),
       onNodeClick: (_: unknown, n: CanvasNode) => {
         setSelectedEdge(undefined);
         if (n.type === 'meshGroup') {
@@ -445,12 +439,7 @@ function Canvas(props: MeshCanvasProps) {
     // Its own layout and paint root: the side panel and the diagnostics change on every keystroke and
     // every compile, and without containment each of those frames laid out the page down into every
     // node of a large mesh. The canvas takes its size from the grid (inset 0), never from its content.
-    <div
-      className={far ? 'canvas canvas--far' : 'canvas'}
-      data-testid="canvas"
-      style={CANVAS_STYLE}
-      ref={canvasRef}
-    >
+    <div className={far ? 'canvas canvas--far' : 'canvas'} data-testid="canvas" style={CANVAS_STYLE}>
       <ReactFlow<CanvasNode, Edge>
         nodes={nodes}
         edges={edges}
@@ -463,8 +452,6 @@ function Canvas(props: MeshCanvasProps) {
         onNodeDragStop={handlers.onNodeDragStop}
         onConnect={handlers.onConnect}
         onBeforeDelete={handlers.onBeforeDelete}
-        onMove={handlers.onMove}
-        onMoveEnd={handlers.onMoveEnd}
         deleteKeyCode={DELETE_KEYS}
         minZoom={0.02}
         maxZoom={2}

@@ -24,6 +24,7 @@ import type { EndpointSlice } from '../lib/model/kube';
 import { emptySnapshot, type Snapshot } from '../lib/model/snapshot';
 import { Reconciler } from '../server/l7mp/Reconciler';
 import { L7mpSupervisor } from '../server/localMesh/L7mpSupervisor';
+import { processCpuMs } from './processCpu';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -89,16 +90,6 @@ function slice(round: number): EndpointSlice {
   };
 }
 
-/** user + system CPU of a process so far, in ms (clock ticks are 10 ms on Linux). */
-function cpuMs(pid: number): number {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(f[11]) + Number(f[12])) * 10;
-  } catch {
-    return 0;
-  }
-}
-
 function rssMb(pid: number): number {
   try {
     const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -135,7 +126,7 @@ try {
   const initialPushMs = performance.now() - t0 - startupMs;
 
   const pids = supervisor.statuses().flatMap((st) => (st.pid ? [st.pid] : []));
-  const l7mpCpu = () => pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
+  const l7mpCpu = () => pids.reduce((sum, pid) => sum + (processCpuMs(pid) || 0), 0);
   const times: number[] = [];
   const firstRounds: number[] = [];
   const l7mpCpuPerRound: number[] = [];

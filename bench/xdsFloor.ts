@@ -9,12 +9,12 @@
  * Run: `node --import tsx bench/xdsFloor.ts [counts...] [--pushes 9] [--chunk 64]`.
  */
 import { fork } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TypeUrls } from '../server/xds/envoyProtos';
 import { waitFor } from '../server/xds/testing/children';
 import { connectLeanAds } from '../server/xds/testing/leanAdsClient';
+import { processCpuMs } from './processCpu';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -28,16 +28,6 @@ const counts = process.argv
   .map(Number)
   .filter(Boolean);
 const COUNTS = counts.length ? counts : [500, 2000];
-
-/** A process's user + system CPU time in ms (Linux /proc; clock ticks of 10 ms), NaN elsewhere. */
-function cpuMs(pid: number | undefined): number {
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return NaN;
-  }
-}
 
 function pct(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -72,7 +62,7 @@ async function main() {
       const cpu: number[] = [];
       for (let k = 0; k < pushes; k++) {
         const v = `v${++version}`;
-        const cpu0 = cpuMs(child.pid);
+        const cpu0 = processCpuMs(child.pid);
         const start = performance.now();
         const done = new Promise<{ writeStart: number; writeEnd: number }>((r) => child.once('message', r));
         child.send({ push: v, chunk: chunkSize });
@@ -89,7 +79,7 @@ async function main() {
         writeMs.push(Math.round((w.writeEnd - w.writeStart) * 10) / 10);
         // As in bench/xdsStreams.ts: the server's CPU up to 300 ms after the last receipt.
         await new Promise((r) => setTimeout(r, 300));
-        cpu.push(cpuMs(child.pid) - cpu0);
+        cpu.push(processCpuMs(child.pid) - cpu0);
       }
       return {
         p50: median(p50s),

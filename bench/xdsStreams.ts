@@ -18,12 +18,12 @@
  * - rss: server RSS idle (snapshots loaded) and with the streams, and per stream (KB)
  * Prints JSON; no assertions. Run: `node --import tsx bench/xdsStreams.ts [counts...]`.
  */
-import fs from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import { TypeUrls } from '../server/xds/envoyProtos';
 import { forkAdsServer, waitFor } from '../server/xds/testing/children';
 import { demoSnapshot } from '../server/xds/testing/demoSnapshot';
 import { connectLeanAds, type LeanAdsClient } from '../server/xds/testing/leanAdsClient';
+import { processCpuMs } from './processCpu';
 
 const counts = process.argv.slice(2).map(Number).filter(Boolean);
 const COUNTS = counts.length ? counts : [500, 2000];
@@ -43,16 +43,6 @@ const SUBS: [string, string[]][] = [
   [TypeUrls.cluster, []],
   [TypeUrls.endpoint, ['cluster-a-eds', 'cluster-b-eds']],
 ];
-
-/** A process's user + system CPU time in ms (Linux /proc; clock ticks of 10 ms), NaN elsewhere. */
-function cpuMs(pid: number | undefined): number {
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return NaN;
-  }
-}
 
 function pct(xs: number[], p: number): number {
   if (!xs.length) return NaN;
@@ -88,7 +78,7 @@ async function main() {
 
     const push = async (type: string, snapshot: ReturnType<typeof snap>) => {
       const before = clients.map((c) => c.latest.get(type)!.version);
-      const cpu0 = cpuMs(ads.proc.pid);
+      const cpu0 = processCpuMs(ads.proc.pid);
       const start = performance.now();
       await ads.request('setMany', { nodeIds, snapshot }, 120_000);
       if (process.env.BENCH_DEBUG) console.error('setMany ipc ms', performance.now() - start);
@@ -101,7 +91,7 @@ async function main() {
       const lat = clients.map((c) => c.latest.get(type)!.at - start);
       // The last ACKs are still in flight to the server: let it handle them before reading its CPU.
       await new Promise((r) => setTimeout(r, 300));
-      const serverCpuMs = cpuMs(ads.proc.pid) - cpu0;
+      const serverCpuMs = processCpuMs(ads.proc.pid) - cpu0;
       return { p50: pct(lat, 50), p99: pct(lat, 99), max: pct(lat, 100), serverCpuMs };
     };
     const eds = [];

@@ -7,20 +7,11 @@ import {
   scanDeltaDiscoveryRequest,
   scanDiscoveryRequest,
 } from './leanDiscoveryRequest';
+import { varint } from './testing/leanAdsClient';
 
 type Method = grpc.MethodDefinition<unknown, unknown>;
 const sotw = adsServiceDefinition().StreamAggregatedResources as Method;
 const delta = adsServiceDefinition().DeltaAggregatedResources as Method;
-
-function varint(n: number): number[] {
-  const out: number[] = [];
-  while (n > 0x7f) {
-    out.push((n & 0x7f) | 0x80);
-    n = Math.floor(n / 128);
-  }
-  out.push(n);
-  return out;
-}
 
 /** Unknown fields of every skippable wire type: 0 (a 10-byte varint), 1, 2 (with a multi-byte length), 5. */
 const UNKNOWN = Buffer.from([

@@ -25,7 +25,8 @@ export interface LeanAdsClient {
   close(): void;
 }
 
-function varint(n: number): number[] {
+/** A protobuf base-128 varint's bytes. */
+export function varint(n: number): number[] {
   const out: number[] = [];
   while (n > 0x7f) {
     out.push((n & 0x7f) | 0x80);

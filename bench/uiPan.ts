@@ -12,8 +12,8 @@ export interface PanFigures {
   ms: number;
 }
 
-/** Frames during a mouse-drag pan that starts on an empty spot of the pane. */
-export async function pan(page: Page): Promise<PanFigures> {
+/** An empty spot of the pane to start a drag on. */
+export async function panStart(page: Page): Promise<{ x: number; y: number }> {
   const start = await page.evaluate(() => {
     const pane = document.querySelector('.react-flow__pane')!.getBoundingClientRect();
     for (let y = pane.top + 10; y < pane.bottom - 10; y += 12)
@@ -24,6 +24,12 @@ export async function pan(page: Page): Promise<PanFigures> {
     return null;
   });
   if (!start) throw new Error('no empty spot on the pane to start a pan');
+  return start;
+}
+
+/** Frames during a mouse-drag pan that starts on an empty spot of the pane. */
+export async function pan(page: Page): Promise<PanFigures> {
+  const start = await panStart(page);
   await page.evaluate(() => {
     const w = window as unknown as { __frames: number[]; __counting: boolean };
     w.__frames = [];

@@ -15,7 +15,8 @@
  *
  * Without --url it starts scripts/e2e-server.sh (needs `next build`; port $E2E_PORT or 3100) and stops
  * it at the end; the server's draft is reset to the mesh directory afterwards. With --out the raw
- * profile (.cpuprofile) and trace (.json) are written there, to open in Chromium's DevTools.
+ * profile (.cpuprofile) and trace (.json) are written there, to open in Chromium's DevTools, and with
+ * --pan two screenshots: mid-drag and after it.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -23,7 +24,7 @@ import { loadavg } from 'node:os';
 import { chromium, type CDPSession, type Page } from '@playwright/test';
 import { compileDraft } from '../lib/console/compileDraft';
 import { syntheticDraft } from './syntheticMesh';
-import { pan } from './uiPan';
+import { pan, panStart } from './uiPan';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
@@ -413,6 +414,15 @@ async function profilePan(page: Page) {
     traced = await pan(page);
   }, ['cc', 'viz', 'disabled-by-default-devtools.timeline.frame']);
   if (OUT) {
+    // What a pan looks like: mid-drag (components/console/farCanvas.ts draws it) and once it stops.
+    const start = await panStart(page);
+    await page.mouse.move(start.x, start.y);
+    await page.mouse.down();
+    for (let i = 1; i <= 10; i++) await page.mouse.move(start.x + i * 8, start.y + i * 4);
+    await page.screenshot({ path: `${OUT}/ui-pan-${NODES}-moving.png` });
+    await page.mouse.up();
+    await page.waitForTimeout(500);
+    await page.screenshot({ path: `${OUT}/ui-pan-${NODES}-still.png` });
     writeFileSync(`${OUT}/ui-pan-${NODES}.cpuprofile`, JSON.stringify(profile));
     writeFileSync(`${OUT}/ui-pan-${NODES}.trace.json`, JSON.stringify({ traceEvents: events }));
   }

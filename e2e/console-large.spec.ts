@@ -154,3 +154,69 @@ test('a 2,000-node draft opens grouped by service; a click expands a group into 
     await resetDraft(page);
   }
 });
+
+test('panning a far-zoomed 1,000-node graph draws it on one canvas while it moves; the nodes come back when it stops', async ({
+  page,
+}) => {
+  test.setTimeout(180_000);
+  await openConsole(page, GATEWAY);
+  // 200 synthetic services: about 1,010 graph nodes, flat (under the 1,500 at which the canvas groups).
+  const status = await page.evaluate(async (draft) => {
+    const s = (await (await fetch('/api/session')).json()) as { csrfToken: string };
+    const cur = (await (await fetch('/api/draft')).json()) as { revision: number };
+    const r = await fetch('/api/draft', {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', 'x-csrf-token': s.csrfToken },
+      body: JSON.stringify({ draft, baseRevision: cur.revision }),
+    });
+    return r.status;
+  }, syntheticDraft(200));
+  expect(status).toBe(200);
+  try {
+    await page.reload();
+    await expect(page.getByTestId('group-summary')).toHaveText('1,010 nodes', { timeout: 60_000 });
+    await expect(page.locator('.canvas__status')).toHaveText('', { timeout: 60_000 });
+    const canvas = page.getByTestId('canvas');
+    // Fitted to the pane, 1,010 nodes are far below readable zoom.
+    await expect(canvas).toHaveClass(/canvas--far/);
+    const node = page.getByTestId('node-Route/default/route-7');
+    const drawn = () =>
+      page.evaluate(() => {
+        const c = document.querySelector<HTMLCanvasElement>('canvas.canvas__far')!;
+        if (c.width === 0 || c.height === 0) return 0;
+        const px = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+        let n = 0;
+        for (let i = 3; i < px.length; i += 4) if (px[i]! > 0) n++;
+        return n;
+      });
+    const start = await page.evaluate(() => {
+      const pane = document.querySelector('.react-flow__pane')!.getBoundingClientRect();
+      for (let y = pane.top + 10; y < pane.bottom - 10; y += 12)
+        for (let x = pane.left + 10; x < pane.right - 10; x += 12)
+          if (document.elementFromPoint(x, y)?.classList.contains('react-flow__pane')) return { x, y };
+      return null;
+    });
+    expect(start).not.toBeNull();
+
+    // A press without a move swaps nothing.
+    await page.mouse.move(start!.x, start!.y);
+    await page.mouse.down();
+    await page.waitForTimeout(100);
+    await expect(canvas).not.toHaveClass(/canvas--moving/);
+    expect(await drawn()).toBe(0);
+
+    for (let i = 1; i <= 10; i++) await page.mouse.move(start!.x + i * 8, start!.y + i * 4);
+    await expect(canvas).toHaveClass(/canvas--moving/);
+    await expect(node).toHaveCSS('visibility', 'hidden');
+    // Every node and edge in view, as boxes and lines: tens of thousands of pixels, not a few.
+    expect(await drawn()).toBeGreaterThan(20_000);
+    await page.screenshot({ path: `${SHOTS}/console-large-panning.png` });
+
+    await page.mouse.up();
+    await expect(canvas).not.toHaveClass(/canvas--moving/);
+    await expect(node).toHaveCSS('visibility', 'visible');
+    expect(await drawn()).toBe(0);
+  } finally {
+    await resetDraft(page);
+  }
+});

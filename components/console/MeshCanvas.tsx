@@ -52,6 +52,7 @@ import {
   type MeshGroupFlowNode,
   MeshNode,
 } from './MeshNode';
+import { useFarCanvas } from './farCanvas';
 import { nodeLive } from './nodeLive';
 import type { NodeLive } from './MeshNode';
 
@@ -133,6 +134,8 @@ function Canvas(props: MeshCanvasProps) {
   // At far zoom edges are drawn plain (app/globals.css): a dash, an arrow or a marching ant is under
   // a pixel there, and painting them cost a third of a pan frame on a 1,000-node mesh.
   const far = useStore((s) => s.transform[2] < FAR_ZOOM);
+  const wrapper = useRef<HTMLDivElement | null>(null);
+  const { canvas: farCanvas, onMoveStart, onMoveEnd } = useFarCanvas(wrapper);
   // ELK is loaded and compiled in its worker while the draft loads, not on the first real layout.
   useEffect(warmLayout, []);
   const [auto, setAuto] = useState<Laid | undefined>();
@@ -439,7 +442,12 @@ function Canvas(props: MeshCanvasProps) {
     // Its own layout and paint root: the side panel and the diagnostics change on every keystroke and
     // every compile, and without containment each of those frames laid out the page down into every
     // node of a large mesh. The canvas takes its size from the grid (inset 0), never from its content.
-    <div className={far ? 'canvas canvas--far' : 'canvas'} data-testid="canvas" style={CANVAS_STYLE}>
+    <div
+      ref={wrapper}
+      className={far ? 'canvas canvas--far' : 'canvas'}
+      data-testid="canvas"
+      style={CANVAS_STYLE}
+    >
       <ReactFlow<CanvasNode, Edge>
         nodes={nodes}
         edges={edges}
@@ -452,12 +460,16 @@ function Canvas(props: MeshCanvasProps) {
         onNodeDragStop={handlers.onNodeDragStop}
         onConnect={handlers.onConnect}
         onBeforeDelete={handlers.onBeforeDelete}
+        onMoveStart={onMoveStart}
+        onMoveEnd={onMoveEnd}
         deleteKeyCode={DELETE_KEYS}
         minZoom={0.02}
         maxZoom={2}
         proOptions={PRO_OPTIONS}
       >
-        <Background gap={24} />
+        {/* At far zoom the dots are a grey haze that every pan frame repainted over the whole pane. */}
+        {far ? null : <Background gap={24} />}
+        <canvas ref={farCanvas} className="canvas__far" aria-hidden="true" />
         <Controls showInteractive={false} />
         <MiniMap pannable zoomable nodeStrokeWidth={3} style={{ width: 150, height: 96 }} />
         {graph.nodes.length > 0 ? (

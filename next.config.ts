@@ -8,6 +8,8 @@ const monacoWorkerAlias = {
 
 const nextConfig: NextConfig = {
   output: process.env.NEXT_STANDALONE ? 'standalone' : undefined,
+  // For profiling (bench/uiProfile.ts names the console's own functions through them); off by default.
+  productionBrowserSourceMaps: !!process.env.MESHDECK_SOURCE_MAPS,
   // Node-only packages with native/dynamic requires: load them at runtime instead of bundling them.
   serverExternalPackages: [
     'ws',

@@ -17,7 +17,10 @@ const scope = self as unknown as {
 scope.onmessage = (e) => {
   const { id, draft, opts } = e.data;
   try {
-    scope.postMessage({ id, result: compilationForTransfer(compileDraft(draft, opts)) });
+    const start = performance.now();
+    const result = compilationForTransfer(compileDraft(draft, opts));
+    // The engine's own time, for the main thread's `meshdeck:compile` entry (bench/ui.ts).
+    scope.postMessage({ id, result, ms: Math.round(performance.now() - start) });
   } catch (err) {
     // compileDraft never throws; a result that cannot be cloned would, and the caller compiles it itself.
     scope.postMessage({ id, error: err instanceof Error ? err.message : String(err) });

@@ -11,15 +11,23 @@ import type { CompileRequest } from './compile.worker';
 type Request = Omit<CompileRequest, 'id'>;
 /** A result as the worker sends it (no model) or as the inline fallback makes it. */
 type Wire = Omit<DraftCompilation, 'model'> & { model?: DraftCompilation['model'] };
-type Reply = { id: number; result?: Wire; error?: string };
+type Reply = { id: number; result?: Wire; error?: string; ms?: number };
+
+/** When a compile was asked for and the worker's own time for it. */
+interface Timing {
+  start: number;
+  workerMs?: number;
+}
 
 /** True while an effect submits a compile (see onResult). */
 let inEffect = false;
 
 /** Starts the compile worker answering `s`; throws where there are no Web Workers (`s` then compiles inline). */
-function startWorker(s: LatestWins<Request, Wire>): Worker {
+function startWorker(s: LatestWins<Request, Wire>, timing: Map<number, Timing>): Worker {
   const worker = new Worker(new URL('./compile.worker.ts', import.meta.url), { type: 'module' });
   worker.onmessage = (e: MessageEvent<Reply>) => {
+    const t = timing.get(e.data.id);
+    if (t) t.workerMs = e.data.ms;
     if (e.data.result) s.receive(e.data.id, e.data.result);
     else s.receiveError(e.data.id);
   };
@@ -55,20 +63,31 @@ export function useCompiledDraft(
   useEffect(() => {
     // Started with the first compile asked for, so a hook that is never enabled costs no worker.
     let worker: Worker | undefined;
+    const timing = new Map<number, Timing>();
     const s: LatestWins<Request, Wire> = new LatestWins<Request, Wire>({
       send: (id, req) => {
-        worker ??= startWorker(s);
+        worker ??= startWorker(s, timing);
+        timing.set(id, { start: performance.now() });
         worker.postMessage({ id, ...req } satisfies CompileRequest);
       },
       run: (req) => compileDraft(req.draft, req.opts),
       // A result renders at once, effects included: React Flow takes new nodes in an effect, so at
       // the default priority the canvas painted twice per edit (the console, then the nodes' markers)
       // and the markers waited a frame; synchronously both are one render and one paint.
-      onResult: (value, _id, req) => {
+      onResult: (value, id, req) => {
         const next = { ...value, model: value.model ?? parseDraft(req.draft) };
         // The inline fallback answers inside submit(), i.e. inside an effect, where flushSync must not run.
         if (inEffect) setResult(next);
         else flushSync(() => setResult(next));
+        // User Timing for bench/ui.ts and DevTools: asked -> rendered, the engine's part inside the worker.
+        const t = timing.get(id);
+        for (const k of timing.keys()) if (k <= id) timing.delete(k);
+        if (t)
+          performance.measure('meshdeck:compile', {
+            start: t.start,
+            end: performance.now(),
+            detail: { workerMs: t.workerMs },
+          });
       },
     });
     scheduler.current = s;

@@ -2,11 +2,23 @@
 // parse memo of lib/console/draftModel.ts stays warm between edits (one file of hundreds changes).
 import { compilationForTransfer, compileDraft, type CompileOptions } from '../../lib/console/compileDraft';
 import type { DraftDoc } from '../../lib/console/draftDoc';
+import { type ParsedFileObjects, takeParsedFiles } from '../../lib/console/draftModel';
 
 export interface CompileRequest {
   id: number;
   draft: DraftDoc;
   opts: CompileOptions;
+}
+
+/** The worker's answer to a CompileRequest. */
+export interface CompileReply {
+  id: number;
+  result?: ReturnType<typeof compilationForTransfer>;
+  /** The files this compile read, for the main thread's parseDraft (seedParsedFiles) to not read again. */
+  parsed?: Record<string, ParsedFileObjects>;
+  /** The engine's own time, for the main thread's `meshdeck:compile` entry (bench/ui.ts). */
+  ms?: number;
+  error?: string;
 }
 
 const scope = self as unknown as {
@@ -19,10 +31,10 @@ scope.onmessage = (e) => {
   try {
     const start = performance.now();
     const result = compilationForTransfer(compileDraft(draft, opts));
-    // The engine's own time, for the main thread's `meshdeck:compile` entry (bench/ui.ts).
-    scope.postMessage({ id, result, ms: Math.round(performance.now() - start) });
+    const ms = Math.round(performance.now() - start);
+    scope.postMessage({ id, result, parsed: takeParsedFiles(), ms } satisfies CompileReply);
   } catch (err) {
     // compileDraft never throws; a result that cannot be cloned would, and the caller compiles it itself.
-    scope.postMessage({ id, error: err instanceof Error ? err.message : String(err) });
+    scope.postMessage({ id, error: err instanceof Error ? err.message : String(err) } satisfies CompileReply);
   }
 };

@@ -4,14 +4,13 @@ import { useEffect, useRef, useState } from 'react';
 import { flushSync } from 'react-dom';
 import { type CompileOptions, compileDraft, type DraftCompilation } from '@/lib/console/compileDraft';
 import type { DraftDoc } from '@/lib/console/draftDoc';
-import { parseDraft } from '@/lib/console/draftModel';
+import { parseDraft, seedParsedFiles } from '@/lib/console/draftModel';
 import { LatestWins } from '@/lib/console/latestWins';
-import type { CompileRequest } from './compile.worker';
+import type { CompileReply, CompileRequest } from './compile.worker';
 
 type Request = Omit<CompileRequest, 'id'>;
 /** A result as the worker sends it (no model) or as the inline fallback makes it. */
 type Wire = Omit<DraftCompilation, 'model'> & { model?: DraftCompilation['model'] };
-type Reply = { id: number; result?: Wire; error?: string; ms?: number };
 
 /** When a compile was asked for and the worker's own time for it. */
 interface Timing {
@@ -25,9 +24,12 @@ let inEffect = false;
 /** Starts the compile worker answering `s`; throws where there are no Web Workers (`s` then compiles inline). */
 function startWorker(s: LatestWins<Request, Wire>, timing: Map<number, Timing>): Worker {
   const worker = new Worker(new URL('./compile.worker.ts', import.meta.url), { type: 'module' });
-  worker.onmessage = (e: MessageEvent<Reply>) => {
+  worker.onmessage = (e: MessageEvent<CompileReply>) => {
     const t = timing.get(e.data.id);
     if (t) t.workerMs = e.data.ms;
+    // Before the result is delivered, so onResult's parseDraft reads no file the worker just read; kept
+    // even when a newer result supersedes this one (an entry serves only its own text).
+    if (e.data.parsed) seedParsedFiles(e.data.parsed);
     if (e.data.result) s.receive(e.data.id, e.data.result);
     else s.receiveError(e.data.id);
   };
@@ -75,6 +77,7 @@ export function useCompiledDraft(
       // the default priority the canvas painted twice per edit (the console, then the nodes' markers)
       // and the markers waited a frame; synchronously both are one render and one paint.
       onResult: (value, id, req) => {
+        // From the worker, the files are in parseDraft's memo already (seeded in startWorker).
         const next = { ...value, model: value.model ?? parseDraft(req.draft) };
         // The inline fallback answers inside submit(), i.e. inside an effect, where flushSync must not run.
         if (inEffect) setResult(next);

@@ -3,9 +3,10 @@
  * file with the `yaml` Document API, changes the one document it targets and splices that document's
  * text back, so comments, key order and the other documents of the file are kept byte for byte.
  */
-import { Document, isMap, isScalar, isSeq, LineCounter, type Node, parseAllDocuments, YAMLSeq } from 'yaml';
+import { Document, isMap, isScalar, isSeq, type Node, parseAllDocuments, YAMLSeq } from 'yaml';
 import { MSM_API_VERSION, SEED_API_VERSION } from '../model/common';
 import { formatFieldPath } from '../model/fieldPath';
+import { type ParsedYamlFile, parseYamlFile } from '../parse/parseYamlFile';
 import { convertSeedDialect } from '../parse/seedDialect';
 import { jsonEqual } from '../util/jsonEqual';
 import type { DraftDoc } from './draftDoc';
@@ -44,7 +45,8 @@ export interface DraftModel {
   problems: FileProblem[];
 }
 
-interface ParsedFileObjects {
+/** One file's part of the model, for the text it was read from. */
+export interface ParsedFileObjects {
   text: string;
   objects: DraftObject[];
   problems: FileProblem[];
@@ -53,6 +55,8 @@ interface ParsedFileObjects {
 // Parsing is memoised per path while the text is unchanged: an edit touches one file of hundreds.
 const fileCache = new Map<string, ParsedFileObjects>();
 const FILE_CACHE_LIMIT = 5000;
+// Paths read here since takeParsedFiles last ran: the compile worker hands them to the main thread.
+const freshPaths = new Set<string>();
 
 /** The draft's objects with their file, document index and line; YAML problems per file. */
 export function parseDraft(draft: DraftDoc): DraftModel {
@@ -63,8 +67,8 @@ export function parseDraft(draft: DraftDoc): DraftModel {
     let parsed = fileCache.get(path);
     if (!parsed || parsed.text !== text) {
       parsed = readFileObjects(path, text);
-      if (fileCache.size >= FILE_CACHE_LIMIT) fileCache.clear();
-      fileCache.set(path, parsed);
+      remember(path, parsed);
+      freshPaths.add(path);
     }
     objects.push(...parsed.objects);
     problems.push(...parsed.problems);
@@ -78,16 +82,44 @@ export function parseDraft(draft: DraftDoc): DraftModel {
   return { objects, byKey, problems };
 }
 
+/**
+ * The per-file results parseDraft computed since the last call, by path, each once: the compile worker
+ * sends them with its result so the main thread's parseDraft of the same draft reads no YAML.
+ */
+export function takeParsedFiles(): Record<string, ParsedFileObjects> {
+  const out: Record<string, ParsedFileObjects> = {};
+  for (const path of freshPaths) {
+    const parsed = fileCache.get(path);
+    if (parsed) out[path] = parsed;
+  }
+  freshPaths.clear();
+  return out;
+}
+
+/** Takes another thread's per-file results (takeParsedFiles) into the memo; each serves its text only. */
+export function seedParsedFiles(files: Readonly<Record<string, ParsedFileObjects>>): void {
+  for (const [path, parsed] of Object.entries(files)) remember(path, parsed);
+}
+
+function remember(path: string, parsed: ParsedFileObjects): void {
+  if (fileCache.size >= FILE_CACHE_LIMIT && !fileCache.has(path)) {
+    fileCache.clear();
+    freshPaths.clear();
+  }
+  fileCache.set(path, parsed);
+}
+
 function readFileObjects(file: string, text: string): ParsedFileObjects {
   const objects: DraftObject[] = [];
   const problems: FileProblem[] = [];
-  const lc = new LineCounter();
-  let docs: Document.Parsed[];
+  let parsed: ParsedYamlFile;
   try {
-    docs = toDocList(parseAllDocuments(text, { lineCounter: lc, prettyErrors: false }));
+    // Shared with parseManifests (the same compile reads the file again): read the documents only.
+    parsed = parseYamlFile(text);
   } catch (e) {
     return { text, objects, problems: [{ file, line: 1, message: (e as Error).message }] };
   }
+  const { docs, lineCounter: lc } = parsed;
   docs.forEach((doc, index) => {
     if (doc.errors.length > 0) {
       const err = doc.errors[0]!;
@@ -177,6 +209,7 @@ interface EditableFile {
 function openFile(file: string, text: string): EditableFile | string {
   let docs: Document.Parsed[];
   try {
+    // Its own parse, not parseYamlFile's shared one: the edits change these documents.
     docs = toDocList(parseAllDocuments(text, { prettyErrors: false }));
   } catch (e) {
     return `${file} cannot be read as YAML: ${(e as Error).message}`;

@@ -1,4 +1,4 @@
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, type Node } from 'yaml';
+import { isMap, isPair, isScalar, isSeq, type LineCounter, type Node } from 'yaml';
 import { MSM_API_VERSION } from '../model/common';
 import { type Diagnostic, type ObjectRef, normalizeDiagnostics, objectKey } from '../model/diagnostic';
 import { formatFieldPath, parentPaths } from '../model/fieldPath';
@@ -6,6 +6,7 @@ import { EndpointSlice, Pod, Service } from '../model/kube';
 import { Route, Target, VirtualService } from '../model/resources';
 import { emptySnapshot, type ObjectSource, type Snapshot } from '../model/snapshot';
 import { dialectDiagnostic, schemaDiagnostics } from './objectDiagnostics';
+import { type ParsedYamlFile, parseYamlFile } from './parseYamlFile';
 import { convertSeedDialect } from './seedDialect';
 
 /** One input file: its path (for diagnostics) and its text. */
@@ -58,10 +59,9 @@ export function parseManifests(files: readonly ManifestFile[]): Snapshot {
 
 function readFile(file: ManifestFile, out: Candidate[], diagnostics: Diagnostic[]): void {
   const fileRef: ObjectRef = { kind: 'File', name: file.path };
-  const lineCounter = new LineCounter();
-  let docs;
+  let parsed: ParsedYamlFile;
   try {
-    docs = parseAllDocuments(file.content, { lineCounter, prettyErrors: false, uniqueKeys: true });
+    parsed = parseYamlFile(file.content);
   } catch (e) {
     diagnostics.push({
       severity: 'error',
@@ -72,8 +72,8 @@ function readFile(file: ManifestFile, out: Candidate[], diagnostics: Diagnostic[
     });
     return;
   }
-  const docList = Array.isArray(docs) ? docs : [];
-  for (const doc of docList) {
+  const { docs, lineCounter } = parsed;
+  for (const doc of docs) {
     const docLine = doc.contents?.range ? lineCounter.linePos(doc.contents.range[0]).line : 1;
     if (doc.errors.length > 0) {
       for (const err of doc.errors) {

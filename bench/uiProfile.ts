@@ -6,7 +6,9 @@
  * (`meshdeck:*`). Figures, never assertions; not part of `npm test`.
  *
  *   node --import tsx bench/uiProfile.ts [--url http://127.0.0.1:3100] [--nodes 1000] [--out test-results]
- *     [--pan] [--variants base,viewport-layer,...] [--runs 2]
+ *     [--pan | --load] [--variants base,viewport-layer,...] [--runs 2]
+ *
+ * With --load it profiles the page's main thread from a reload to the graph laid out (P7's first view).
  *
  * With --pan it profiles the scripted pan of bench/ui.ts (P7) instead of an edit: a CPU profile and a
  * trace of one pan, summarised per thread (main, compositor, raster workers), and the pan's fps with
@@ -35,6 +37,7 @@ const NODES = Number(arg('nodes') ?? 1000);
 const OUT = arg('out');
 const PROXIES = 10;
 const PAN = process.argv.includes('--pan');
+const LOAD = process.argv.includes('--load');
 const RUNS = Number(arg('runs') ?? 2);
 
 /** Style sheets tried during a pan; `base` is the console as built. */
@@ -116,7 +119,8 @@ async function sourceMapper(urls: string[]): Promise<Mapper> {
   }
   return (url, line, col) => {
     const m = maps.get(url);
-    if (!m) return undefined;
+    // A frame without a position (-1), e.g. a script's top level seen from a reload.
+    if (!m || line < 0 || col < 0) return undefined;
     const o = m.originalPositionFor({ line: line + 1, column: col });
     if (!o.source) return undefined;
     const file = o.source.replace(/^.*?(node_modules\/|\/(?=(components|lib|app)\/))/, '');
@@ -359,6 +363,8 @@ async function main() {
     await page.waitForTimeout(1000);
     if (PAN) {
       await profilePan(page);
+    } else if (LOAD) {
+      await profileLoad(page, route);
     } else {
       await profileEdit(page, route);
     }
@@ -442,6 +448,101 @@ async function profilePan(page: Page) {
         cpu: summariseProfile(profile, await sourceMapper(profile.nodes.map((n) => n.callFrame.url))),
         tracedPan: traced,
         threads: summariseThreads(events),
+      },
+      null,
+      2,
+    ),
+  );
+}
+
+/**
+ * The profile cut into busy stretches (runs of samples with less than 20 ms of idle between them),
+ * longest first, each summarised on its own: which work a long task was.
+ */
+function busyStretches(p: Profile, mapped: Mapper, count: number) {
+  const idle = new Set(p.nodes.filter((n) => n.callFrame.functionName === '(idle)').map((n) => n.id));
+  const stretches: { from: number; to: number; ms: number }[] = [];
+  let idleRun = 0;
+  let cur: { from: number; to: number; ms: number } | undefined;
+  p.samples.forEach((id, i) => {
+    const dt = (p.timeDeltas[i] ?? 0) / 1000;
+    if (idle.has(id)) {
+      idleRun += dt;
+      if (cur && idleRun >= 20) {
+        stretches.push(cur);
+        cur = undefined;
+      }
+      return;
+    }
+    idleRun = 0;
+    cur ??= { from: i, to: i, ms: 0 };
+    cur.to = i;
+    cur.ms += dt;
+  });
+  if (cur) stretches.push(cur);
+  return stretches
+    .sort((a, b) => b.ms - a.ms)
+    .slice(0, count)
+    .map((s) => {
+      const part = {
+        ...p,
+        samples: p.samples.slice(s.from, s.to + 1),
+        timeDeltas: p.timeDeltas.slice(s.from, s.to + 1),
+      };
+      const sum = summariseProfile(part, mapped);
+      return { busyMs: Math.round(s.ms), totalByFunction: sum.totalByFunction.slice(0, 40) };
+    });
+}
+
+/**
+ * A CPU profile of the page's main thread from a reload to the graph laid out (P7 first view), with the
+ * long tasks and the console's User Timing entries (`meshdeck:compile`, `meshdeck:layout`).
+ */
+async function profileLoad(page: Page, route: string) {
+  await page.addInitScript({
+    content: `window.__long = []; new PerformanceObserver((l) => { for (const e of l.getEntries())
+      window.__long.push({ at: Math.round(e.startTime), ms: Math.round(e.duration) }); })
+      .observe({ type: 'longtask', buffered: true });
+      new MutationObserver(() => { if (!window.__first && document.querySelector('.react-flow__node'))
+      window.__first = performance.now(); }).observe(document, { subtree: true, childList: true });`,
+  });
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Profiler.enable');
+  await cdp.send('Profiler.setSamplingInterval', { interval: 500 });
+  await cdp.send('Profiler.start');
+  await page.reload();
+  await page.waitForSelector(`[data-testid="node-${route}"]`, { timeout: 300_000 });
+  await page.waitForFunction(() => document.querySelector('.canvas__status')?.textContent === '', null, {
+    timeout: 300_000,
+  });
+  const laidOut = await page.evaluate(() => performance.now());
+  await page.waitForTimeout(500);
+  const { profile } = (await cdp.send('Profiler.stop')) as unknown as { profile: Profile };
+  const page_ = await page.evaluate(() => {
+    const w = window as unknown as { __long: unknown[]; __first: number };
+    return {
+      firstNodesMs: Math.round(w.__first),
+      longTasks: w.__long,
+      measures: performance.getEntriesByType('measure').map((m) => ({
+        name: m.name,
+        at: Math.round(m.startTime),
+        ms: Math.round(m.duration),
+        detail: (m as PerformanceMeasure).detail as unknown,
+      })),
+    };
+  });
+  if (OUT) writeFileSync(`${OUT}/ui-load-${NODES}.cpuprofile`, JSON.stringify(profile));
+  const mapper = await sourceMapper(profile.nodes.map((n) => n.callFrame.url));
+  console.log(
+    JSON.stringify(
+      {
+        bench: 'uiProfile --load',
+        nodes: NODES,
+        loadavg1m: Math.round(loadavg()[0]! * 10) / 10,
+        laidOutMs: Math.round(laidOut),
+        ...page_,
+        cpu: summariseProfile(profile, mapper),
+        busiest: busyStretches(profile, mapper, 3),
       },
       null,
       2,

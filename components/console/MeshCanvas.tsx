@@ -52,7 +52,7 @@ import {
   type MeshGroupFlowNode,
   MeshNode,
 } from './MeshNode';
-import { useFarCanvas } from './farCanvas';
+import { FAR_CANVAS_MIN_NODES, useFarCanvas } from './farCanvas';
 import { nodeLive } from './nodeLive';
 import type { NodeLive } from './MeshNode';
 
@@ -235,23 +235,33 @@ function Canvas(props: MeshCanvasProps) {
         const l = nodeLive(n, live);
         if (l) liveOf.set(n.id, l);
       }
-    const meshNode = (n: MeshGraph['nodes'][number], i: number, manual: boolean): MeshFlowNode => ({
-      id: n.id,
-      type: 'mesh',
+    // A large graph's nodes waiting for their first layout are drawn as plain boxes (a third of a full
+    // node's elements, no text to lay out): the column they wait in is gone once ELK answers.
+    const plainWhileWaiting = graph.nodes.length >= FAR_CANVAS_MIN_NODES;
+    const meshNode = (n: MeshGraph['nodes'][number], i: number, manual: boolean): MeshFlowNode => {
       // Manual positions (the draft's layout) win over ELK's; new nodes wait in a column meanwhile.
-      position: (manual ? layout[n.id] : undefined) ??
-        autoPos[n.id] ?? { x: -NODE_WIDTH * 1.5, y: i * (NODE_HEIGHT + 16) },
-      data: liveOf.has(n.id) ? { node: n, live: liveOf.get(n.id) } : { node: n },
-      width: NODE_WIDTH,
-      height: NODE_HEIGHT,
-      // Nodes have a fixed size. Without `measured`, React Flow drops a rebuilt node's handle bounds
-      // until it measures the node again, and a connection started meanwhile (say, just after a live
-      // update rebuilt the nodes) is dropped at once.
-      measured: { width: NODE_WIDTH, height: NODE_HEIGHT },
-      selected: n.id === selectedId,
-      deletable: !!n.object && !n.generated && n.kind !== 'Proxy',
-      zIndex: 1,
-    });
+      const placed = (manual ? layout[n.id] : undefined) ?? autoPos[n.id];
+      return {
+        id: n.id,
+        type: 'mesh',
+        position: placed ?? { x: -NODE_WIDTH * 1.5, y: i * (NODE_HEIGHT + 16) },
+        data:
+          !placed && plainWhileWaiting
+            ? { node: n, waiting: true }
+            : liveOf.has(n.id)
+              ? { node: n, live: liveOf.get(n.id) }
+              : { node: n },
+        width: NODE_WIDTH,
+        height: NODE_HEIGHT,
+        // Nodes have a fixed size. Without `measured`, React Flow drops a rebuilt node's handle bounds
+        // until it measures the node again, and a connection started meanwhile (say, just after a live
+        // update rebuilt the nodes) is dropped at once.
+        measured: { width: NODE_WIDTH, height: NODE_HEIGHT },
+        selected: n.id === selectedId,
+        deletable: !!n.object && !n.generated && n.kind !== 'Proxy',
+        zIndex: 1,
+      };
+    };
     if (!view) return graph.nodes.map((n, i) => meshNode(n, i, true));
     const frames = shownLaid?.frames ?? {};
     const out: CanvasNode[] = [];

@@ -12,7 +12,8 @@ export interface NodeLive {
   text: string;
 }
 
-export type MeshNodeData = { node: GraphNode; live?: NodeLive };
+/** `waiting`: not placed yet (a large graph before its first layout), drawn as a plain box. */
+export type MeshNodeData = { node: GraphNode; live?: NodeLive; waiting?: boolean };
 export type MeshFlowNode = Node<MeshNodeData, 'mesh'>;
 
 const KIND_LABEL: Record<GraphNode['kind'], string> = {
@@ -30,7 +31,7 @@ export const FAR_ZOOM = 0.3;
 /** One mesh object on the canvas: kind, name, a detail line and a status line of fixed height. */
 function MeshNodeView({ data, selected }: NodeProps<MeshFlowNode>) {
   const { node, live } = data;
-  const far = useStore((s) => s.transform[2] < FAR_ZOOM);
+  const far = useStore((s) => s.transform[2] < FAR_ZOOM) || !!data.waiting;
   const { error, warning } = node.counts;
   const classes = [
     'mesh-node',

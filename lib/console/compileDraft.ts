@@ -57,8 +57,8 @@ export interface FullDraftCompilation extends DraftCompilation {
 }
 
 /**
- * The panels' part of a compilation without the model, which the main thread rebuilds from the draft
- * for less than copying it costs (parseDraft keeps each unchanged file's parse).
+ * The panels' part of a compilation without the model: the main thread rebuilds it with parseDraft
+ * from the per-file parses the worker sends beside it (`takeParsedFiles`), only the files it parsed.
  */
 export function compilationForTransfer(c: DraftCompilation): Omit<DraftCompilation, 'model'> {
   return {

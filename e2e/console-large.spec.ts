@@ -8,7 +8,7 @@ import { expect, type Locator, type Page, test } from '@playwright/test';
 import { parseAllDocuments } from 'yaml';
 import { syntheticDraft } from '../bench/syntheticMesh';
 import type { DraftDoc } from '../lib/console/draftDoc';
-import { guardPage, openConsole, resetDraft, SHOTS } from './consoleHelpers';
+import { guardPage, openConsole, putDraft, resetDraft, SHOTS } from './consoleHelpers';
 
 const GATEWAY = 'VirtualService/default/gateway-vsvc';
 const GATEWAY_ROUTE = `${GATEWAY}#spec.rules[0].action.route`;
@@ -107,17 +107,7 @@ test('a 2,000-node draft opens grouped by service; a click expands a group into 
   test.setTimeout(180_000);
   await openConsole(page, GATEWAY);
   // 400 synthetic services: about 2,010 graph nodes, over the 1,500 at which the canvas groups.
-  const status = await page.evaluate(async (draft) => {
-    const s = (await (await fetch('/api/session')).json()) as { csrfToken: string };
-    const cur = (await (await fetch('/api/draft')).json()) as { revision: number };
-    const r = await fetch('/api/draft', {
-      method: 'PUT',
-      headers: { 'content-type': 'application/json', 'x-csrf-token': s.csrfToken },
-      body: JSON.stringify({ draft, baseRevision: cur.revision }),
-    });
-    return r.status;
-  }, syntheticDraft(400));
-  expect(status).toBe(200);
+  expect(await putDraft(page, syntheticDraft(400))).toBe(200);
   try {
     await page.reload();
     await expect(page.getByTestId('group-summary')).toHaveText('2,010 nodes in 400 groups', {
@@ -161,17 +151,7 @@ test('panning a far-zoomed 1,000-node graph draws it on one canvas while it move
   test.setTimeout(180_000);
   await openConsole(page, GATEWAY);
   // 200 synthetic services: about 1,010 graph nodes, flat (under the 1,500 at which the canvas groups).
-  const status = await page.evaluate(async (draft) => {
-    const s = (await (await fetch('/api/session')).json()) as { csrfToken: string };
-    const cur = (await (await fetch('/api/draft')).json()) as { revision: number };
-    const r = await fetch('/api/draft', {
-      method: 'PUT',
-      headers: { 'content-type': 'application/json', 'x-csrf-token': s.csrfToken },
-      body: JSON.stringify({ draft, baseRevision: cur.revision }),
-    });
-    return r.status;
-  }, syntheticDraft(200));
-  expect(status).toBe(200);
+  expect(await putDraft(page, syntheticDraft(200))).toBe(200);
   try {
     await page.reload();
     await expect(page.getByTestId('group-summary')).toHaveText('1,010 nodes', { timeout: 60_000 });
@@ -179,6 +159,8 @@ test('panning a far-zoomed 1,000-node graph draws it on one canvas while it move
     const canvas = page.getByTestId('canvas');
     // Fitted to the pane, 1,010 nodes are far below readable zoom.
     await expect(canvas).toHaveClass(/canvas--far/);
+    // No dot grid at far zoom (a haze every pan frame repainted).
+    await expect(page.locator('.react-flow__background')).toHaveCount(0);
     const node = page.getByTestId('node-Route/default/route-7');
     const drawn = () =>
       page.evaluate(() => {

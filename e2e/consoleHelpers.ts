@@ -3,6 +3,7 @@
  * e2e-token): sign-in with a fresh draft, and the checks every test ends with.
  */
 import { expect, type Page, test } from '@playwright/test';
+import type { DraftDoc } from '../lib/console/draftDoc';
 
 export const ORIGIN = 'http://127.0.0.1:3100';
 export const SHOTS = 'test-results';
@@ -41,6 +42,20 @@ export async function resetDraft(page: Page): Promise<void> {
     return r.status;
   });
   expect(status).toBe(200);
+}
+
+/** Saves `draft` as the server's draft over the current revision; the response status. */
+export async function putDraft(page: Page, draft: DraftDoc): Promise<number> {
+  return page.evaluate(async (d) => {
+    const s = (await (await fetch('/api/session')).json()) as { csrfToken: string };
+    const cur = (await (await fetch('/api/draft')).json()) as { revision: number };
+    const r = await fetch('/api/draft', {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', 'x-csrf-token': s.csrfToken },
+      body: JSON.stringify({ draft: d, baseRevision: cur.revision }),
+    });
+    return r.status;
+  }, draft);
 }
 
 /** Signs in with the token URL, resets the draft to the mesh directory's files and waits for the layout. */

@@ -351,6 +351,8 @@ async function main() {
           body: JSON.stringify({ draft: d, baseRevision: cur.revision }),
         });
         if (!r.ok) throw new Error(`PUT /api/draft: ${r.status}`);
+        // Opened on a draft the server has read, as after any save (bench/ui.ts does the same).
+        await (await fetch('/api/draft?parsed=1')).arrayBuffer();
       },
       syntheticDraft(groups, PROXIES),
     );

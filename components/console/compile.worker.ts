@@ -3,11 +3,15 @@
 import { compilationForTransfer, compileDraft, type CompileOptions } from '../../lib/console/compileDraft';
 import type { DraftDoc } from '../../lib/console/draftDoc';
 import { type ParsedFileObjects, takeParsedFiles } from '../../lib/console/draftModel';
+import { seedDraftParsePack } from '../../lib/console/draftParsePack';
+import type { OfferedParsePack } from './parsePackHandoff';
 
 export interface CompileRequest {
   id: number;
   draft: DraftDoc;
   opts: CompileOptions;
+  /** The server's read of a draft's files, the first time the worker hears of it (parsePackHandoff). */
+  pack?: OfferedParsePack;
 }
 
 /** The worker's answer to a CompileRequest. */
@@ -27,9 +31,10 @@ const scope = self as unknown as {
 };
 
 scope.onmessage = (e) => {
-  const { id, draft, opts } = e.data;
+  const { id, draft, opts, pack } = e.data;
   try {
     const start = performance.now();
+    if (pack) seedDraftParsePack(pack.files, pack.pack);
     const result = compilationForTransfer(compileDraft(draft, opts));
     const ms = Math.round(performance.now() - start);
     scope.postMessage({ id, result, parsed: takeParsedFiles(), ms } satisfies CompileReply);

@@ -1,10 +1,12 @@
 /** Query keys and fetchers, in one place (TanStack Query `queryOptions` factories). */
 import { queryOptions } from '@tanstack/react-query';
 import type { DraftState } from '@/lib/console/draftDoc';
+import type { DraftParsePack } from '@/lib/console/draftParsePack';
 import type { L7mpConfig } from '@/lib/model/l7mp';
 import type { MeshLiveState } from '@/server/controlPlane/liveState';
 import { ApiError, apiFetch } from './api';
 import { withDraft } from './draftId';
+import { offerParsePack } from './parsePackHandoff';
 
 export interface ConsoleExample {
   name: string;
@@ -32,7 +34,15 @@ export const liveStateQuery = queryOptions({
 export function draftQuery(draftId: string) {
   return queryOptions({
     queryKey: ['draft', draftId] as const,
-    queryFn: ({ signal }) => apiFetch<DraftState>(withDraft('/api/draft', draftId), { signal }),
+    queryFn: async ({ signal }) => {
+      const url = withDraft('/api/draft', draftId);
+      const { parsed, ...state } = await apiFetch<DraftState & { parsed?: DraftParsePack }>(
+        `${url}${url.includes('?') ? '&' : '?'}parsed=1`,
+        { signal },
+      );
+      if (parsed) offerParsePack(state.draft.files, parsed);
+      return state as DraftState;
+    },
     staleTime: Infinity,
     retry: false,
   });

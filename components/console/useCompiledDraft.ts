@@ -7,6 +7,7 @@ import type { DraftDoc } from '@/lib/console/draftDoc';
 import { parseDraft, seedParsedFiles } from '@/lib/console/draftModel';
 import { LatestWins } from '@/lib/console/latestWins';
 import type { CompileReply, CompileRequest } from './compile.worker';
+import { takeOfferedParsePack } from './parsePackHandoff';
 
 type Request = Omit<CompileRequest, 'id'>;
 /** A result as the worker sends it (no model) or as the inline fallback makes it. */
@@ -70,7 +71,7 @@ export function useCompiledDraft(
       send: (id, req) => {
         worker ??= startWorker(s, timing);
         timing.set(id, { start: performance.now() });
-        worker.postMessage({ id, ...req } satisfies CompileRequest);
+        worker.postMessage({ id, ...req, pack: takeOfferedParsePack() } satisfies CompileRequest);
       },
       run: (req) => compileDraft(req.draft, req.opts),
       // A result renders at once, effects included: React Flow takes new nodes in an effect, so at

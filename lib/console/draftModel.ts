@@ -63,13 +63,7 @@ export function parseDraft(draft: DraftDoc): DraftModel {
   const objects: DraftObject[] = [];
   const problems: FileProblem[] = [];
   for (const path of Object.keys(draft.files).sort()) {
-    const text = draft.files[path]!;
-    let parsed = fileCache.get(path);
-    if (!parsed || parsed.text !== text) {
-      parsed = readFileObjects(path, text);
-      remember(path, parsed);
-      freshPaths.add(path);
-    }
+    const parsed = fileObjects(path, draft.files[path]!);
     objects.push(...parsed.objects);
     problems.push(...parsed.problems);
   }
@@ -80,6 +74,17 @@ export function parseDraft(draft: DraftDoc): DraftModel {
     else byKey.set(o.key, [o]);
   }
   return { objects, byKey, problems };
+}
+
+/** One file's part of the model (parseDraft's per-file memo: read once while its text stays the same). */
+export function fileObjects(path: string, text: string): ParsedFileObjects {
+  let parsed = fileCache.get(path);
+  if (!parsed || parsed.text !== text) {
+    parsed = readFileObjects(path, text);
+    remember(path, parsed);
+    freshPaths.add(path);
+  }
+  return parsed;
 }
 
 /**

@@ -18,16 +18,7 @@ const LISTS: ListField[] = ['virtualServices', 'routes', 'targets', 'services', 
 export function draftSnapshot(files: Readonly<Record<string, string>>): Snapshot {
   const paths = Object.keys(files).sort();
   const parts: Snapshot[] = [];
-  for (const path of paths) {
-    const text = files[path]!;
-    let hit = cache.get(path);
-    if (!hit || hit.text !== text) {
-      hit = { text, snapshot: parseManifests([{ path, content: text }]) };
-      if (cache.size >= CACHE_LIMIT) cache.clear();
-      cache.set(path, hit);
-    }
-    parts.push(hit.snapshot);
-  }
+  for (const path of paths) parts.push(fileSnapshot(path, files[path]!));
   // An object in two files is a duplicate only the all-files parse can report in its words.
   const seen = new Set<string>();
   for (const s of parts) {
@@ -40,6 +31,26 @@ export function draftSnapshot(files: Readonly<Record<string, string>>): Snapshot
     }
   }
   return merge(parts);
+}
+
+/** One file's snapshot, `parseManifests` of that file alone, remembered while its text stays the same. */
+export function fileSnapshot(path: string, text: string): Snapshot {
+  let hit = cache.get(path);
+  if (!hit || hit.text !== text) {
+    hit = { text, snapshot: parseManifests([{ path, content: text }]) };
+    remember(path, hit);
+  }
+  return hit.snapshot;
+}
+
+/** Takes one file's snapshot computed elsewhere (the server's, see draftParsePack) for this text. */
+export function seedFileSnapshot(path: string, text: string, snapshot: Snapshot): void {
+  remember(path, { text, snapshot });
+}
+
+function remember(path: string, hit: { text: string; snapshot: Snapshot }): void {
+  if (cache.size >= CACHE_LIMIT && !cache.has(path)) cache.clear();
+  cache.set(path, hit);
 }
 
 function merge(parts: Snapshot[]): Snapshot {

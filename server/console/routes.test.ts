@@ -18,6 +18,9 @@ import { GET as getDesired } from '@/app/api/proxies/[id]/desired/route';
 import { GET as getLive } from '@/app/api/proxies/[id]/live/route';
 import { DELETE as deleteSession, GET as getSession, POST as postSession } from '@/app/api/session/route';
 import { DraftState } from '@/lib/console/draftDoc';
+import { fileObjects } from '@/lib/console/draftModel';
+import type { DraftParsePack } from '@/lib/console/draftParsePack';
+import { fileSnapshot } from '@/lib/console/draftSnapshot';
 import { ConsoleAuth, CSRF_HEADER, SESSION_COOKIE, setConsoleAuth } from './consoleAuth';
 import { setConsoleContext } from './consoleContext';
 import { DraftRegistry } from './DraftRegistry';
@@ -164,6 +167,20 @@ describe('/api/draft', () => {
     const state = DraftState.parse(await res.json());
     expect(Object.keys(state.draft.files).sort()).toEqual(['cluster.yaml', 'mesh.yaml']);
     expect(state.revision).toBe(0);
+  });
+
+  it('GET ?parsed=1 also sends every file already read, as the console would read it (DraftParsePack)', async () => {
+    const res = await getDraft(req('GET', '/api/draft?parsed=1'));
+    expect(res.status).toBe(200);
+    const { parsed, ...rest } = (await res.json()) as { parsed: DraftParsePack };
+    const state = DraftState.parse(rest);
+    expect(Object.keys(parsed.files).sort()).toEqual(['cluster.yaml', 'mesh.yaml']);
+    for (const [file, part] of Object.entries(parsed.files)) {
+      const text = state.draft.files[file]!;
+      expect(part.objects).toEqual(fileObjects(file, text).objects);
+      expect(part.snapshot).toEqual(fileSnapshot(file, text));
+    }
+    expect(parsed.files['mesh.yaml']!.snapshot.virtualServices.length).toBeGreaterThan(0);
   });
 
   it('PUT saves (200), refuses a stale revision (409 with the current state) and bad drafts (400 with fields)', async () => {

@@ -1,3 +1,4 @@
+import { buildDraftParsePack } from '@/lib/console/draftParsePack';
 import { requireSession } from '@/server/console/consoleAuth';
 import { getConsoleContext } from '@/server/console/consoleContext';
 import { MAX_DRAFT_BYTES } from '@/server/console/meshDirFiles';
@@ -6,7 +7,11 @@ import { draftOf, jsonResponse, notServing, readJsonBody, refuseForeign } from '
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
 
-/** A draft (DraftState; `?draft=<id>`, the main draft without it): the mesh directory's files as the user is editing them. */
+/**
+ * A draft (DraftState; `?draft=<id>`, the main draft without it): the mesh directory's files as the
+ * user is editing them. With `?parsed=1` also `parsed`, the files already read (DraftParsePack), so
+ * the console's first compile reads no YAML.
+ */
 export async function GET(req: Request): Promise<Response> {
   const refused = refuseForeign(req);
   if (refused) return refused;
@@ -15,7 +20,9 @@ export async function GET(req: Request): Promise<Response> {
   try {
     const d = await draftOf(req, ctx);
     if (!d.ok) return d.response;
-    return jsonResponse(await d.store.get());
+    const state = await d.store.get();
+    if (new URL(req.url).searchParams.get('parsed') !== '1') return jsonResponse(state);
+    return jsonResponse({ ...state, parsed: buildDraftParsePack(state.draft.files) });
   } catch (e) {
     return jsonResponse({ error: `cannot read the draft: ${(e as Error).message}` }, 500);
   }
@@ -34,5 +41,14 @@ export async function PUT(req: Request): Promise<Response> {
   if (!body.ok) return body.response;
   const outcome = await d.store.save(body.value);
   if (!outcome.ok) return jsonResponse(outcome.body, outcome.status);
+  // Read the saved files while the console is idle, so the next `?parsed=1` answers from the memo.
+  const files = (body.value as { draft: { files: Record<string, string> } }).draft.files;
+  setTimeout(() => {
+    try {
+      buildDraftParsePack(files);
+    } catch {
+      // Never throws on input; if it did, the next GET reads the files itself.
+    }
+  }, 0);
   return jsonResponse({ revision: outcome.revision, updatedAt: outcome.updatedAt });
 }

@@ -11,8 +11,13 @@
  * server's draft (PUT /api/draft); the server's draft is reset to the mesh directory at the end.
  *
  * Per size:
+ * - P7 firstDrawnMs (300 nodes or more): navigation start -> the graph drawn on the far canvas, its
+ *   nodes not yet mounted (components/console/farCanvas.ts: a large graph's first view is staged).
+ *   mountedMs: -> every node mounted (the canvas hands over to the DOM).
  * - P7 firstNodesMs: navigation start -> the first graph node in the DOM (draft fetched, engine run,
- *   React Flow rendered; nodes wait in a column until ELK places them).
+ *   React Flow rendered; below 300 nodes they wait in a column until ELK places them).
+ * - P7 reload: the same three figures for the console opened again on the same draft, its layout in
+ *   the browser's storage (no ELK run): what opening an existing mesh costs.
  * - P7 layoutMs: the canvas saying "Laying out N nodes…" (N > 0: the draft's graph, not the empty
  *   one shown while the draft loads) -> that status cleared (ELK in its worker).
  * - P7 elk: the console's `meshdeck:layout` User Timing entries (components/console/layoutGraph.ts):
@@ -109,6 +114,11 @@ const OBSERVER = () => {
     const ui = w.__ui;
     if (ui.firstNodes === undefined && document.querySelector('.react-flow__node'))
       ui.firstNodes = performance.now();
+    // A large graph's first view on the far canvas while its nodes mount (components/console/farCanvas.ts).
+    const far = document.querySelector<HTMLElement>('[data-testid="canvas"]')?.dataset.farCanvas;
+    if (far === 'staging' && ui.firstDrawn === undefined) ui.firstDrawn = performance.now();
+    if (ui.firstDrawn !== undefined && far !== 'staging' && ui.mounted === undefined)
+      ui.mounted = performance.now();
     const status = document.querySelector('.canvas__status')?.textContent ?? '';
     const laying = /^Laying out (\d+)/.exec(status);
     if (laying && Number(laying[1]) > 0 && ui.layoutStart === undefined) {
@@ -118,7 +128,13 @@ const OBSERVER = () => {
     if (ui.layoutStart !== undefined && ui.laidOut === undefined && status === '')
       ui.laidOut = performance.now();
   };
-  new MutationObserver(check).observe(document, { subtree: true, childList: true, characterData: true });
+  new MutationObserver(check).observe(document, {
+    subtree: true,
+    childList: true,
+    characterData: true,
+    attributes: true,
+    attributeFilter: ['data-far-canvas'],
+  });
 };
 
 async function saveDraft(page: Page, draft: DraftDoc): Promise<void> {
@@ -281,6 +297,12 @@ async function main() {
         throw new Error(`${n} nodes: not laid out (${JSON.stringify(state)}): ${(e as Error).message}`);
       }
       step(`${n} nodes: laid out`);
+      // A staged first view hands over to the DOM once every node is mounted; the pan waits for that.
+      await page.waitForFunction(
+        () => !document.querySelector<HTMLElement>('[data-testid="canvas"]')?.dataset.farCanvas,
+        null,
+        { timeout: 120_000, polling: 100 },
+      );
       const ui = await page.evaluate(() => (window as unknown as { __ui: Record<string, number> }).__ui);
       const elk = await page.evaluate(() =>
         performance.getEntriesByName('meshdeck:layout').map((m) => {
@@ -337,6 +359,21 @@ async function main() {
           fixToMarkerGoneMs: figures(back),
         };
       }
+      // The console opened again on the same draft: its layout is in the browser's storage (no ELK).
+      step(`${n} nodes: reloading`);
+      await page.goto(`/?bench=${n}&reload=1`);
+      await page.waitForFunction(
+        () => {
+          const u = (window as unknown as { __ui: Record<string, number | undefined> }).__ui;
+          const far = document.querySelector<HTMLElement>('[data-testid="canvas"]')?.dataset.farCanvas;
+          return u.firstNodes !== undefined && u.firstDrawn !== undefined
+            ? u.mounted !== undefined
+            : !far && u.firstNodes !== undefined;
+        },
+        null,
+        { timeout: 120_000, polling: 100 },
+      );
+      const again = await page.evaluate(() => (window as unknown as { __ui: Record<string, number> }).__ui);
       const result = {
         requestedNodes: n,
         groups,
@@ -345,12 +382,19 @@ async function main() {
         draftBytes: JSON.stringify(draftOf(groups)).length,
         saveDraftMs: Math.round(saveMs),
         p7: {
+          firstDrawnMs: ui.firstDrawn === undefined ? undefined : Math.round(ui.firstDrawn),
           firstNodesMs: Math.round(ui.firstNodes!),
+          mountedMs: ui.mounted === undefined ? undefined : Math.round(ui.mounted),
           layoutMs: Math.round(ui.laidOut! - ui.layoutStart!),
           layoutNodes: ui.layoutNodes,
           laidOutMs: Math.round(ui.laidOut!),
           elk,
           pan: panned,
+          reload: {
+            firstDrawnMs: again.firstDrawn === undefined ? undefined : Math.round(again.firstDrawn),
+            firstNodesMs: Math.round(again.firstNodes!),
+            mountedMs: again.mounted === undefined ? undefined : Math.round(again.mounted),
+          },
           ...(expand ? { expand } : {}),
         },
         ...(p8 ? { p8 } : {}),

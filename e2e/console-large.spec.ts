@@ -145,7 +145,7 @@ test('a 2,000-node draft opens grouped by service; a click expands a group into 
   }
 });
 
-test('panning a far-zoomed 1,000-node graph draws it on one canvas while it moves; the nodes come back when it stops', async ({
+test('a 1,000-node graph is first drawn on one canvas while its nodes mount; panning it at far zoom draws it there too, and the nodes come back when it stops', async ({
   page,
 }) => {
   test.setTimeout(180_000);
@@ -153,10 +153,33 @@ test('panning a far-zoomed 1,000-node graph draws it on one canvas while it move
   // 200 synthetic services: about 1,010 graph nodes, flat (under the 1,500 at which the canvas groups).
   expect(await putDraft(page, syntheticDraft(200))).toBe(200);
   try {
+    // What the first view looked like when the canvas started drawing it (staging).
+    await page.addInitScript(() => {
+      const w = window as unknown as { __staged?: { nodes: number; pixels: number } };
+      new MutationObserver(() => {
+        const el = document.querySelector<HTMLElement>('[data-testid="canvas"]');
+        if (w.__staged || el?.dataset.farCanvas !== 'staging') return;
+        const c = document.querySelector<HTMLCanvasElement>('canvas.canvas__far')!;
+        const px = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+        let pixels = 0;
+        for (let i = 3; i < px.length; i += 4) if (px[i]! > 0) pixels++;
+        w.__staged = { nodes: document.querySelectorAll('.react-flow__node').length, pixels };
+      }).observe(document, { subtree: true, attributes: true, attributeFilter: ['data-far-canvas'] });
+    });
     await page.reload();
     await expect(page.getByTestId('group-summary')).toHaveText('1,010 nodes', { timeout: 60_000 });
     await expect(page.locator('.canvas__status')).toHaveText('', { timeout: 60_000 });
     const canvas = page.getByTestId('canvas');
+    // Every node mounted: the canvas hands over to the DOM.
+    await expect(canvas).not.toHaveAttribute('data-far-canvas', { timeout: 60_000 });
+    await expect(page.locator('.react-flow__node')).toHaveCount(1010);
+    const staged = await page.evaluate(
+      () => (window as unknown as { __staged?: { nodes: number; pixels: number } }).__staged,
+    );
+    // The whole graph was on the canvas before most of its nodes were in the DOM.
+    expect(staged).toBeDefined();
+    expect(staged!.nodes).toBeLessThan(1010);
+    expect(staged!.pixels).toBeGreaterThan(20_000);
     // Fitted to the pane, 1,010 nodes are far below readable zoom.
     await expect(canvas).toHaveClass(/canvas--far/);
     // No dot grid at far zoom (a haze every pan frame repainted).
@@ -184,18 +207,18 @@ test('panning a far-zoomed 1,000-node graph draws it on one canvas while it move
     await page.mouse.move(start!.x, start!.y);
     await page.mouse.down();
     await page.waitForTimeout(100);
-    await expect(canvas).not.toHaveClass(/canvas--moving/);
+    await expect(canvas).not.toHaveAttribute('data-far-canvas');
     expect(await drawn()).toBe(0);
 
     for (let i = 1; i <= 10; i++) await page.mouse.move(start!.x + i * 8, start!.y + i * 4);
-    await expect(canvas).toHaveClass(/canvas--moving/);
+    await expect(canvas).toHaveAttribute('data-far-canvas', 'moving');
     await expect(node).toHaveCSS('visibility', 'hidden');
     // Every node and edge in view, as boxes and lines: tens of thousands of pixels, not a few.
     expect(await drawn()).toBeGreaterThan(20_000);
     await page.screenshot({ path: `${SHOTS}/console-large-panning.png` });
 
     await page.mouse.up();
-    await expect(canvas).not.toHaveClass(/canvas--moving/);
+    await expect(canvas).not.toHaveAttribute('data-far-canvas');
     await expect(node).toHaveCSS('visibility', 'visible');
     expect(await drawn()).toBe(0);
   } finally {

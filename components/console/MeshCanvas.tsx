@@ -82,6 +82,15 @@ interface Laid {
  * `full` asks for an ELK layout of the whole graph: the first view, Tidy up, or an edit that added more
  * nodes than there were.
  */
+/** Nodes mounted per task while a large graph's first view is staged (see useFarCanvas). */
+const MOUNT_CHUNK = 200;
+
+/** The staged first view of a large graph: nodes from `limit` on are hidden; once per canvas. */
+interface Stage {
+  phase: 'idle' | 'on' | 'done';
+  limit: number;
+}
+
 interface FlatState {
   placed: Laid | undefined;
   full: boolean;
@@ -135,7 +144,9 @@ function Canvas(props: MeshCanvasProps) {
   // a pixel there, and painting them cost a third of a pan frame on a 1,000-node mesh.
   const far = useStore((s) => s.transform[2] < FAR_ZOOM);
   const wrapper = useRef<HTMLDivElement | null>(null);
-  const { canvas: farCanvas, onMoveStart, onMoveEnd } = useFarCanvas(wrapper);
+  const [stage, setStage] = useState<Stage>({ phase: 'idle', limit: 0 });
+  const [staging, setStaging] = useState(false);
+  const { canvas: farCanvas, onMoveStart, onMoveEnd } = useFarCanvas(wrapper, staging);
   // ELK is loaded and compiled in its worker while the draft loads, not on the first real layout.
   useEffect(warmLayout, []);
   const [auto, setAuto] = useState<Laid | undefined>();
@@ -227,6 +238,36 @@ function Canvas(props: MeshCanvasProps) {
     [grouping, selectedId, onSelect],
   );
 
+  // A large graph's first view is drawn on the far canvas, and its nodes are mounted a chunk per task
+  // once they have their places (useFarCanvas): once per canvas, so later edits render as usual.
+  const placedNow = shownLaid?.hash === hash;
+  const meshCount = view ? view.nodes.length : graph.nodes.length;
+  if (stage.phase === 'idle' && meshCount + (view?.collapsed.length ?? 0) >= FAR_CANVAS_MIN_NODES)
+    setStage({ phase: 'on', limit: 0 });
+  useEffect(() => {
+    if (stage.phase !== 'on' || !placedNow) return;
+    // After the next frame, so the canvas shows the graph before the first chunk's long task.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const frame = requestAnimationFrame(() => {
+      timer = setTimeout(() =>
+        setStage((st) =>
+          st.phase !== 'on'
+            ? st
+            : st.limit + MOUNT_CHUNK >= meshCount
+              ? { phase: 'done', limit: Infinity }
+              : { phase: 'on', limit: st.limit + MOUNT_CHUNK },
+        ),
+      );
+    });
+    return () => {
+      cancelAnimationFrame(frame);
+      clearTimeout(timer);
+    };
+  }, [stage, placedNow, meshCount]);
+  const stagedFrom = stage.phase === 'on' ? (placedNow ? stage.limit : 0) : Infinity;
+  // The canvas takes over once there is something placed to draw (not while ELK runs).
+  if (staging !== (stage.phase === 'on' && placedNow)) setStaging(!staging);
+
   const built = useMemo((): CanvasNode[] => {
     const autoPos = shownLaid?.positions ?? {};
     const liveOf = new Map<string, NodeLive>();
@@ -241,6 +282,20 @@ function Canvas(props: MeshCanvasProps) {
     const meshNode = (n: MeshGraph['nodes'][number], i: number, manual: boolean): MeshFlowNode => {
       // Manual positions (the draft's layout) win over ELK's; new nodes wait in a column meanwhile.
       const placed = (manual ? layout[n.id] : undefined) ?? autoPos[n.id];
+      if (i >= stagedFrom)
+        return {
+          id: n.id,
+          type: 'mesh',
+          position: placed ?? { x: 0, y: 0 },
+          // Only a placed node is drawn while staged: one still waiting for ELK has no place yet.
+          data: placed ? { node: n, staged: true } : { node: n },
+          width: NODE_WIDTH,
+          height: NODE_HEIGHT,
+          measured: { width: NODE_WIDTH, height: NODE_HEIGHT },
+          hidden: true,
+          selected: n.id === selectedId,
+          zIndex: 1,
+        };
       return {
         id: n.id,
         type: 'mesh',
@@ -304,7 +359,7 @@ function Canvas(props: MeshCanvasProps) {
     // In the grouped view positions come from the group layouts; the draft's layout is the flat view's.
     view.nodes.forEach((n, i) => out.push(meshNode(n, i, false)));
     return out;
-  }, [graph, view, shownLaid, layout, live, selectedId, collapse]);
+  }, [graph, view, shownLaid, layout, live, selectedId, collapse, stagedFrom]);
 
   // Local node state takes drags between renders; a new graph, layout or overlay replaces it. Nodes
   // equal to the ones shown before keep their objects: React Flow then keeps its internal node and the
@@ -353,7 +408,8 @@ function Canvas(props: MeshCanvasProps) {
           duration: 300,
         });
       } else if (fitted.current !== laid.fit) {
-        void rf.fitView({ padding: 0.08, maxZoom: 1 });
+        // Staged nodes are hidden until mounted, and they count.
+        void rf.fitView({ padding: 0.08, maxZoom: 1, includeHiddenNodes: true });
       }
       fitted.current = laid.fit;
     });

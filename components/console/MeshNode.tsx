@@ -12,8 +12,11 @@ export interface NodeLive {
   text: string;
 }
 
-/** `waiting`: not placed yet (a large graph before its first layout), drawn as a plain box. */
-export type MeshNodeData = { node: GraphNode; live?: NodeLive; waiting?: boolean };
+/**
+ * `waiting`: not placed yet (a large graph before its first layout), drawn as a plain box. `staged`:
+ * hidden until a large graph's first view mounts it; the far canvas draws it meanwhile (farCanvas.ts).
+ */
+export type MeshNodeData = { node: GraphNode; live?: NodeLive; waiting?: boolean; staged?: boolean };
 export type MeshFlowNode = Node<MeshNodeData, 'mesh'>;
 
 const KIND_LABEL: Record<GraphNode['kind'], string> = {

@@ -55,8 +55,9 @@ interface Box {
   h: number;
 }
 
-function boxOf(n: InternalNode): Box | undefined {
-  if (n.hidden) return undefined;
+function boxOf(n: InternalNode, withHidden: boolean): Box | undefined {
+  // A node still waiting to be mounted (staged, see useFarCanvas) is hidden but has its place.
+  if (n.hidden && !(withHidden && (n.data as { staged?: boolean }).staged)) return undefined;
   const w = n.measured.width ?? n.width;
   const h = n.measured.height ?? n.height;
   if (!w || !h) return undefined;
@@ -73,6 +74,7 @@ export function drawFarGraph(
   state: Pick<ReactFlowState, 'nodeLookup' | 'edges' | 'transform' | 'width' | 'height'>,
   color: Palette,
   dpr: number,
+  withStaged = false,
 ): void {
   const [tx, ty, k] = state.transform;
   ctx.setTransform(1, 0, 0, 1, 0, 0);
@@ -87,8 +89,8 @@ export function drawFarGraph(
     if (e.hidden) continue;
     const s = state.nodeLookup.get(e.source);
     const t = state.nodeLookup.get(e.target);
-    const a = s && boxOf(s);
-    const b = t && boxOf(t);
+    const a = s && boxOf(s, withStaged);
+    const b = t && boxOf(t, withStaged);
     if (!a || !b) continue;
     const x0 = a.x + a.w;
     const y0 = a.y + a.h / 2;
@@ -119,7 +121,7 @@ export function drawFarGraph(
   const selected = new Path2D();
   const frames = new Path2D();
   for (const n of state.nodeLookup.values()) {
-    const b = boxOf(n);
+    const b = boxOf(n, withStaged);
     if (!b || !inView(b)) continue;
     if (n.type === 'groupFrame' || n.type === 'meshGroup') {
       frames.rect(b.x, b.y, b.w, b.h);
@@ -149,42 +151,62 @@ export function drawFarGraph(
 
 /**
  * While a far-zoom viewport of a large graph moves, the graph is drawn on one canvas and the DOM
- * nodes and edges are hidden (the wrapper gets `canvas--moving`); when it stops they come back.
+ * nodes and edges are hidden (the wrapper gets `data-far-canvas="moving"`); when it stops they come back.
  * In software rendering every pan frame repainted each DOM node and SVG edge: 1,000 nodes panned at
  * 11 fps (bench/uiProfile.ts --pan). The same trade Cytoscape.js makes with `textureOnViewport`.
  * A click on the pane starts and ends a move without a transform change: nothing is swapped then.
+ *
+ * While `staging` (a large graph's first view: its nodes are mounted a chunk per task, the rest
+ * hidden with `data.staged`), the whole graph is drawn on the canvas at any zoom, staged nodes
+ * included, and the DOM is hidden (`data-far-canvas="staging"`) until every node is mounted: the graph shows as
+ * soon as it has its places instead of after seconds of mounting 1,000 nodes and edges.
  */
-export function useFarCanvas(wrapper: RefObject<HTMLDivElement | null>): {
+export function useFarCanvas(
+  wrapper: RefObject<HTMLDivElement | null>,
+  staging: boolean,
+): {
   canvas: RefObject<HTMLCanvasElement | null>;
   onMoveStart: () => void;
   onMoveEnd: () => void;
 } {
   const store = useStoreApi();
   const canvas = useRef<HTMLCanvasElement | null>(null);
-  const moving = useRef<{ palette?: Palette; frame?: number; shown: boolean } | undefined>(undefined);
+  const state = useRef<{
+    moving: boolean;
+    staging: boolean;
+    /** What the canvas shows now: nothing, a moving far view, or the staged graph. */
+    shown: '' | 'moving' | 'staging';
+    palette?: Palette;
+    frame?: number;
+  }>({ moving: false, staging: false, shown: '' });
+  // An attribute, not a class: React rewrites the wrapper's className when the zoom crosses FAR_ZOOM
+  // (a fit does, mid-staging), and would drop a class added here.
 
   const api = useMemo(() => {
-    const show = (on: boolean) => {
-      const m = moving.current;
-      if (!m || m.shown === on) return;
-      m.shown = on;
-      wrapper.current?.classList.toggle('canvas--moving', on);
+    const show = (mode: '' | 'moving' | 'staging') => {
+      const m = state.current;
+      if (m.shown === mode) return;
+      const w = wrapper.current;
+      if (w && mode) w.dataset.farCanvas = mode;
+      else if (w) delete w.dataset.farCanvas;
+      m.shown = mode;
       const c = canvas.current;
-      const ctx = !on && c?.getContext('2d');
+      const ctx = !mode && c?.getContext('2d');
       if (ctx) {
         // In pixels: the last frame left the graph's transform on the context.
         ctx.setTransform(1, 0, 0, 1, 0, 0);
         ctx.clearRect(0, 0, c!.width, c!.height);
+        m.palette = undefined;
       }
     };
     const draw = () => {
-      const m = moving.current;
-      if (!m) return;
+      const m = state.current;
       m.frame = undefined;
       const s = store.getState();
       const c = canvas.current;
-      if (!c || s.transform[2] >= FAR_ZOOM || s.nodeLookup.size < FAR_CANVAS_MIN_NODES) {
-        show(false);
+      const far = s.transform[2] < FAR_ZOOM && s.nodeLookup.size >= FAR_CANVAS_MIN_NODES;
+      if (!c || !(m.staging || (m.moving && far))) {
+        show('');
         return;
       }
       const dpr = window.devicePixelRatio || 1;
@@ -197,23 +219,44 @@ export function useFarCanvas(wrapper: RefObject<HTMLDivElement | null>): {
       const ctx = c.getContext('2d');
       if (!ctx) return;
       m.palette ??= paletteOf(c);
-      drawFarGraph(ctx, s, m.palette, dpr);
-      show(true);
+      drawFarGraph(ctx, s, m.palette, dpr, m.staging);
+      show(m.staging ? 'staging' : 'moving');
+    };
+    const request = () => {
+      const m = state.current;
+      if (m.frame === undefined) m.frame = requestAnimationFrame(draw);
     };
     return {
       onMoveStart: () => {
-        moving.current ??= { shown: false };
+        state.current.moving = true;
       },
       onMoveEnd: () => {
-        const m = moving.current;
-        if (!m) return;
+        const m = state.current;
+        if (!m.moving) return;
+        m.moving = false;
         if (m.frame !== undefined) cancelAnimationFrame(m.frame);
-        show(false);
-        moving.current = undefined;
+        draw();
       },
-      onTransform: () => {
-        const m = moving.current;
-        if (m && m.frame === undefined) m.frame = requestAnimationFrame(draw);
+      setStaging: (on: boolean) => {
+        const m = state.current;
+        if (m.staging === on) return;
+        m.staging = on;
+        if (on) request();
+        else {
+          if (m.frame !== undefined) cancelAnimationFrame(m.frame);
+          draw();
+        }
+      },
+      onChange: (transformChanged: boolean) => {
+        const m = state.current;
+        if (m.staging || (m.moving && transformChanged)) request();
+      },
+      stop: () => {
+        const m = state.current;
+        if (m.frame !== undefined) cancelAnimationFrame(m.frame);
+        m.moving = false;
+        m.staging = false;
+        show('');
       },
     };
   }, [store, wrapper]);
@@ -221,10 +264,13 @@ export function useFarCanvas(wrapper: RefObject<HTMLDivElement | null>): {
   useEffect(
     () =>
       store.subscribe((s, prev) => {
-        if (s.transform !== prev.transform) api.onTransform();
+        if (s.transform !== prev.transform) api.onChange(true);
+        else if (s.nodes !== prev.nodes || s.edges !== prev.edges || s.width !== prev.width)
+          api.onChange(false);
       }),
     [store, api],
   );
-  useEffect(() => api.onMoveEnd, [api]);
+  useEffect(() => api.setStaging(staging), [api, staging]);
+  useEffect(() => api.stop, [api]);
   return { canvas, onMoveStart: api.onMoveStart, onMoveEnd: api.onMoveEnd };
 }

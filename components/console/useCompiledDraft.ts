@@ -62,6 +62,8 @@ export function useCompiledDraft(
     result ? { draft, key: optsKey } : undefined,
   );
   const scheduler = useRef<LatestWins<Request, Wire> | undefined>(undefined);
+  // Fixed at mount, like the worker it decides about.
+  const [eager] = useState(initialSync);
 
   useEffect(() => {
     // Started with the first compile asked for, so a hook that is never enabled costs no worker.
@@ -95,13 +97,22 @@ export function useCompiledDraft(
       },
     });
     scheduler.current = s;
+    // The console's own compiler starts at once: loading the worker's script (the engine, zod, yaml)
+    // took about 400 ms, which the first real compile waited for after the draft arrived.
+    if (eager && typeof Worker !== 'undefined') {
+      try {
+        worker = startWorker(s, timing);
+      } catch {
+        // The first send tries again, and compiles inline if it fails too.
+      }
+    }
     return () => {
       // A job in flight dies with the worker: a remount (React's dev double mount) asks again.
       scheduler.current = undefined;
       asked.current = undefined;
       worker?.terminate();
     };
-  }, []);
+  }, [eager]);
 
   useEffect(() => {
     if (optsKey === null || !scheduler.current) return;

@@ -241,9 +241,9 @@ function Canvas(props: MeshCanvasProps) {
   // A large graph's first view is drawn on the far canvas, and its nodes are mounted a chunk per task
   // once they have their places (useFarCanvas): once per canvas, so later edits render as usual.
   const placedNow = shownLaid?.hash === hash;
-  const meshCount = view ? view.nodes.length : graph.nodes.length;
-  if (stage.phase === 'idle' && meshCount + (view?.collapsed.length ?? 0) >= FAR_CANVAS_MIN_NODES)
-    setStage({ phase: 'on', limit: 0 });
+  // Collapsed groups first, then mesh nodes: the order they are mounted in.
+  const meshCount = view ? view.collapsed.length + view.nodes.length : graph.nodes.length;
+  if (stage.phase === 'idle' && meshCount >= FAR_CANVAS_MIN_NODES) setStage({ phase: 'on', limit: 0 });
   useEffect(() => {
     if (stage.phase !== 'on' || !placedNow) return;
     // After the next frame, so the canvas shows the graph before the first chunk's long task.
@@ -341,23 +341,26 @@ function Canvas(props: MeshCanvasProps) {
         zIndex: 0,
       });
     }
-    view.collapsed.forEach((g, i) =>
+    view.collapsed.forEach((g, i) => {
+      const staged = i >= stagedFrom;
       out.push({
         id: g.id,
         type: 'meshGroup',
         position: autoPos[g.id] ?? { x: -GROUP_WIDTH * 1.5, y: i * (GROUP_HEIGHT + 16) },
-        data: { group: g },
+        data: staged && autoPos[g.id] ? { group: g, staged: true } : { group: g },
         width: GROUP_WIDTH,
         height: GROUP_HEIGHT,
         measured: { width: GROUP_WIDTH, height: GROUP_HEIGHT },
+        ...(staged ? { hidden: true } : {}),
         selectable: false,
         connectable: false,
         deletable: false,
         zIndex: 1,
-      }),
-    );
+      });
+    });
     // In the grouped view positions come from the group layouts; the draft's layout is the flat view's.
-    view.nodes.forEach((n, i) => out.push(meshNode(n, i, false)));
+    const first = view.collapsed.length;
+    view.nodes.forEach((n, i) => out.push(meshNode(n, first + i, false)));
     return out;
   }, [graph, view, shownLaid, layout, live, selectedId, collapse, stagedFrom]);
 

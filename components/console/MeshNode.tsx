@@ -107,8 +107,11 @@ function MeshNodeView({ data, selected }: NodeProps<MeshFlowNode>) {
 
 export const MeshNode = memo(MeshNodeView);
 
-/** A collapsed group: what it is, how many objects of each kind, the worst diagnostic inside. */
-export type MeshGroupData = { group: GraphGroup };
+/**
+ * A collapsed group: what it is, how many objects of each kind, the worst diagnostic inside. `staged`
+ * as for MeshNodeData.
+ */
+export type MeshGroupData = { group: GraphGroup; staged?: boolean };
 export type MeshGroupFlowNode = Node<MeshGroupData, 'meshGroup'>;
 
 const GROUP_KIND_LABEL: Record<GraphGroup['by'], string> = {

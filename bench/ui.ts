@@ -17,7 +17,8 @@
  * - P7 firstNodesMs: navigation start -> the first graph node in the DOM (draft fetched, engine run,
  *   React Flow rendered; below 300 nodes they wait in a column until ELK places them).
  * - P7 reload: the same three figures for the console opened again on the same draft, its layout in
- *   the browser's storage (no ELK run): what opening an existing mesh costs.
+ *   the browser's storage (no ELK run): what opening an existing mesh costs. draftMs: the draft (and
+ *   its files already read) arrived; compiledMs: the last compile before the graph was drawn rendered.
  * - P7 layoutMs: the canvas saying "Laying out N nodes…" (N > 0: the draft's graph, not the empty
  *   one shown while the draft loads) -> that status cleared (ELK in its worker).
  * - P7 elk: the console's `meshdeck:layout` User Timing entries (components/console/layoutGraph.ts):
@@ -374,6 +375,19 @@ async function main() {
         { timeout: 120_000, polling: 100 },
       );
       const again = await page.evaluate(() => (window as unknown as { __ui: Record<string, number> }).__ui);
+      // Where the reload's time went: the draft's arrival, then the compile that rendered last before
+      // the graph was drawn (User Timing of components/console/queries.ts and useCompiledDraft.ts).
+      const stages = await page.evaluate((drawn) => {
+        const draft = performance.getEntriesByName('meshdeck:draft').at(-1)?.startTime;
+        const compiles = performance
+          .getEntriesByName('meshdeck:compile')
+          .filter((m) => m.startTime + m.duration <= (drawn ?? Infinity));
+        const last = compiles.at(-1);
+        return {
+          draftMs: draft === undefined ? undefined : Math.round(draft),
+          compiledMs: last ? Math.round(last.startTime + last.duration) : undefined,
+        };
+      }, again.firstDrawn ?? again.firstNodes);
       const result = {
         requestedNodes: n,
         groups,
@@ -391,6 +405,7 @@ async function main() {
           elk,
           pan: panned,
           reload: {
+            ...stages,
             firstDrawnMs: again.firstDrawn === undefined ? undefined : Math.round(again.firstDrawn),
             firstNodesMs: Math.round(again.firstNodes!),
             mountedMs: again.mounted === undefined ? undefined : Math.round(again.mounted),

@@ -41,6 +41,8 @@ export function draftQuery(draftId: string) {
         { signal },
       );
       if (parsed) offerParsePack(state.draft.files, parsed);
+      // For bench/ui.ts and DevTools: when the draft arrived (P7's first view, split by stage).
+      performance.mark('meshdeck:draft', { detail: { files: Object.keys(state.draft.files).length } });
       return state as DraftState;
     },
     staleTime: Infinity,

@@ -186,9 +186,8 @@ export function useFarCanvas(
     const show = (mode: '' | 'moving' | 'staging') => {
       const m = state.current;
       if (m.shown === mode) return;
-      const w = wrapper.current;
-      if (w && mode) w.dataset.farCanvas = mode;
-      else if (w) delete w.dataset.farCanvas;
+      if (mode) wrapper.current?.setAttribute('data-far-canvas', mode);
+      else wrapper.current?.removeAttribute('data-far-canvas');
       m.shown = mode;
       const c = canvas.current;
       const ctx = !mode && c?.getContext('2d');

@@ -273,8 +273,17 @@ test('the draft survives a reload (saved on the server), and the layout with it'
       .toBe(true);
     return last;
   };
+  // The draft is asked for once per load, by the page's inline script while the app's scripts load
+  // (components/console/earlyDraft.ts): the console takes that answer instead of asking again.
+  const draftRequests: string[] = [];
+  const countDrafts = (r: { url(): string }) => {
+    if (new URL(r.url()).pathname === '/api/draft') draftRequests.push(new URL(r.url()).search);
+  };
+  page.on('request', countDrafts);
   await page.reload();
   const first = await settledOffset();
+  page.off('request', countDrafts);
+  expect(draftRequests).toEqual(['?parsed=1']);
   // Same place relative to another node as before the reload (the viewport may differ).
   await page.reload();
   expect(await settledOffset()).toBe(first);

@@ -13,7 +13,7 @@ import { apiFetch, errorMessage } from './api';
 import { ApplyPanel, useApply } from './ApplyPanel';
 import { ClusterApplyPanel, clusterToolbarState, useClusterApply } from './ClusterApplyPanel';
 import { DiagnosticsList } from './DiagnosticsList';
-import { DraftIdContext, draftIdFromLocation, MAIN_DRAFT_ID } from './draftId';
+import { DraftIdContext, draftIdFromLocation, DraftIdKnownContext, MAIN_DRAFT_ID } from './draftId';
 import { ImportDialog } from './ImportDialog';
 import { Inspector } from './Inspector';
 import { MeshCanvas, type MeshCanvasProps } from './MeshCanvas';
@@ -54,10 +54,12 @@ function readHash(): { node?: string; tab?: Tab; file?: string; proxy?: string }
  */
 export function ConsoleApp() {
   const [draftId, setDraftId] = useState(MAIN_DRAFT_ID);
+  const [known, setKnown] = useState(false);
   useEffect(() => {
     // The address is only readable in the browser, after hydration.
     // eslint-disable-next-line react-hooks/set-state-in-effect
     setDraftId(draftIdFromLocation(window.location.search));
+    setKnown(true);
   }, []);
   const queryClient = useQueryClient();
   const switchTo = useCallback(
@@ -84,7 +86,9 @@ export function ConsoleApp() {
   }, [queryClient]);
   return (
     <DraftIdContext.Provider value={draftId}>
-      <ConsoleWorkspace key={draftId} draftId={draftId} onSwitchDraft={switchTo} />
+      <DraftIdKnownContext.Provider value={known}>
+        <ConsoleWorkspace key={draftId} draftId={draftId} onSwitchDraft={switchTo} />
+      </DraftIdKnownContext.Provider>
     </DraftIdContext.Provider>
   );
 }

@@ -13,7 +13,7 @@ import type { MeshLiveState } from '@/server/controlPlane/liveState';
 import { ApiError, errorMessage } from './api';
 import { ConfigDiffView, type DiffMode } from './ConfigDiffView';
 import { proxyTone } from './nodeLive';
-import { useDraftId } from './draftId';
+import { useDraftId, useDraftIdKnown } from './draftId';
 import { draftQuery, proxyLiveQuery } from './queries';
 import { useCompiledDraft } from './useCompiledDraft';
 
@@ -76,7 +76,7 @@ export function PreviewPanel({
         : undefined,
     [view, diffKind, desired, liveConfig, liveSettled],
   );
-  const loadedDraft = useQuery(draftQuery(useDraftId())).data?.draft;
+  const loadedDraft = useQuery({ ...draftQuery(useDraftId()), enabled: useDraftIdKnown() }).data?.draft;
   const baseOpts: CompileOptions | null =
     view === 'diff' && diffKind === 'xds' && loadedDraft
       ? compilation.localMesh

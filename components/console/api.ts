@@ -37,7 +37,13 @@ export function setCsrfToken(token: string | undefined): void {
 /** GET/POST/PUT/PATCH/DELETE a JSON API route; throws ApiError with the server's message on failure. */
 export async function apiFetch<T>(
   url: string,
-  init: { method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'; body?: unknown; signal?: AbortSignal } = {},
+  init: {
+    method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+    body?: unknown;
+    signal?: AbortSignal;
+    /** The same request already sent (components/console/earlyDraft.ts): its answer is read instead. */
+    early?: Promise<Response>;
+  } = {},
 ): Promise<T> {
   const method = init.method ?? 'GET';
   const headers: Record<string, string> = { Accept: 'application/json' };
@@ -45,14 +51,15 @@ export async function apiFetch<T>(
   if (method !== 'GET' && csrfToken) headers['x-csrf-token'] = csrfToken;
   let res: Response;
   try {
-    res = await fetch(url, {
-      method,
-      headers,
-      body: init.body === undefined ? undefined : JSON.stringify(init.body),
-      credentials: 'same-origin',
-      cache: 'no-store',
-      signal: init.signal,
-    });
+    res = await (init.early ??
+      fetch(url, {
+        method,
+        headers,
+        body: init.body === undefined ? undefined : JSON.stringify(init.body),
+        credentials: 'same-origin',
+        cache: 'no-store',
+        signal: init.signal,
+      }));
   } catch (e) {
     if ((e as Error).name === 'AbortError') throw e;
     throw new ApiError(0, `${method} ${url}: the server did not answer (${(e as Error).message})`, url);

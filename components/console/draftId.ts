@@ -18,6 +18,17 @@ export function useDraftId(): string {
   return useContext(DraftIdContext);
 }
 
+/**
+ * False until the address has been read (after hydration): until then the id is the main draft's
+ * by default, and nothing should fetch it (a page on a named draft would load the main one first).
+ */
+export const DraftIdKnownContext = createContext<boolean>(true);
+
+/** Whether useDraftId() is the address's draft yet. */
+export function useDraftIdKnown(): boolean {
+  return useContext(DraftIdKnownContext);
+}
+
 /** A route's URL for a draft: `?draft=<id>` added, except for the main draft. */
 export function withDraft(url: string, draftId: string): string {
   if (draftId === MAIN_DRAFT_ID) return url;

@@ -6,6 +6,7 @@ import type { L7mpConfig } from '@/lib/model/l7mp';
 import type { MeshLiveState } from '@/server/controlPlane/liveState';
 import { ApiError, apiFetch } from './api';
 import { withDraft } from './draftId';
+import { takeEarlyDraft } from './earlyDraft';
 import { offerParsePack } from './parsePackHandoff';
 
 export interface ConsoleExample {
@@ -35,11 +36,12 @@ export function draftQuery(draftId: string) {
   return queryOptions({
     queryKey: ['draft', draftId] as const,
     queryFn: async ({ signal }) => {
-      const url = withDraft('/api/draft', draftId);
-      const { parsed, ...state } = await apiFetch<DraftState & { parsed?: DraftParsePack }>(
-        `${url}${url.includes('?') ? '&' : '?'}parsed=1`,
-        { signal },
-      );
+      const base = withDraft('/api/draft', draftId);
+      const url = `${base}${base.includes('?') ? '&' : '?'}parsed=1`;
+      const { parsed, ...state } = await apiFetch<DraftState & { parsed?: DraftParsePack }>(url, {
+        signal,
+        early: takeEarlyDraft(url),
+      });
       if (parsed) offerParsePack(state.draft.files, parsed);
       // For bench/ui.ts and DevTools: when the draft arrived (P7's first view, split by stage).
       performance.mark('meshdeck:draft', { detail: { files: Object.keys(state.draft.files).length } });

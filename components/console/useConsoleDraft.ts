@@ -13,7 +13,7 @@ import {
   undoHistory,
 } from '@/lib/console/draftHistory';
 import { ApiError, apiFetch, errorMessage } from './api';
-import { withDraft } from './draftId';
+import { useDraftIdKnown, withDraft } from './draftId';
 import { draftQuery } from './queries';
 
 export type SaveStatus =
@@ -49,7 +49,8 @@ const AUTOSAVE_MS = 600;
  */
 export function useConsoleDraft(draftId: string): DraftController {
   const queryClient = useQueryClient();
-  const loaded = useQuery(draftQuery(draftId));
+  // Not before the address is read: a page on a named draft would fetch the main one first.
+  const loaded = useQuery({ ...draftQuery(draftId), enabled: useDraftIdKnown() });
   const [history, setHistoryState] = useState<DraftHistory>(() => createHistory(emptyDraft()));
   const historyRef = useRef(history);
   const [save, setSaveState] = useState<SaveStatus>({ state: 'loading' });

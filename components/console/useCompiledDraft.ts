@@ -76,6 +76,9 @@ export function useCompiledDraft(
         worker.postMessage({ id, ...req, pack: takeOfferedParsePack() } satisfies CompileRequest);
       },
       run: (req) => compileDraft(req.draft, req.opts),
+      // The console starts from an empty draft: a worker round trip for it could only delay the real
+      // draft's compile behind it (one job in flight).
+      cheap: (req) => Object.keys(req.draft.files).length === 0,
       // A result renders at once, effects included: React Flow takes new nodes in an effect, so at
       // the default priority the canvas painted twice per edit (the console, then the nodes' markers)
       // and the markers waited a frame; synchronously both are one render and one paint.

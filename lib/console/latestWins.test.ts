@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { LatestWins } from './latestWins';
 
 /** A scheduler whose channel records what was sent, computing `req * 10` when answered. */
-function setup(withChannel = true) {
+function setup(withChannel = true, cheap?: (req: number) => boolean) {
   const sent: { id: number; req: number }[] = [];
   const shown: { res: number; id: number }[] = [];
   const ran: number[] = [];
@@ -13,11 +13,32 @@ function setup(withChannel = true) {
       return req * 10;
     },
     onResult: (res, id) => shown.push({ res, id }),
+    cheap,
   });
   return { s, sent, shown, ran };
 }
 
 describe('LatestWins', () => {
+  it('answers a cheap request here at once: the waiting job goes, the one in flight is dropped when it answers', () => {
+    const { s, sent, shown, ran } = setup(true, (req) => req === 0);
+    s.submit(1);
+    s.submit(2);
+    s.submit(0);
+    expect(ran).toEqual([0]);
+    expect(shown).toEqual([{ res: 0, id: 3 }]);
+    expect(s.busy).toBe(false);
+    s.receive(1, 10);
+    // 1 is older than what is shown, and 2 was superseded: nothing else is sent or shown.
+    expect(shown).toEqual([{ res: 0, id: 3 }]);
+    expect(sent).toEqual([{ id: 1, req: 1 }]);
+    // Nothing in flight any more: the next request goes to the channel again.
+    s.submit(4);
+    expect(sent).toEqual([
+      { id: 1, req: 1 },
+      { id: 4, req: 4 },
+    ]);
+  });
+
   it('keeps one job in flight and replaces the waiting one with each newer request', () => {
     const { s, sent, shown } = setup();
     s.submit(1);

@@ -9,6 +9,11 @@ export interface LatestWinsOptions<Req, Res> {
   send?: (id: number, req: Req) => void;
   /** The synchronous fallback. */
   run: (req: Req) => Res;
+  /**
+   * Requests cheaper to answer here than to send (the console's empty draft): run at once with `run`,
+   * superseding the waiting job; a job in flight still answers, but its older result is dropped.
+   */
+  cheap?: (req: Req) => boolean;
   /** Called with each result newer than every result before it, and the request it answers. */
   onResult: (res: Res, id: number, req: Req) => void;
 }
@@ -44,7 +49,10 @@ export class LatestWins<Req, Res> {
   submit(req: Req): number {
     const job = { id: ++this.seq, req };
     if (this.broken) this.deliver(job, this.opts.run(req));
-    else if (this.inFlight) this.waiting = job;
+    else if (this.opts.cheap?.(req)) {
+      this.waiting = undefined;
+      this.deliver(job, this.opts.run(req));
+    } else if (this.inFlight) this.waiting = job;
     else this.dispatch(job);
     return job.id;
   }

@@ -76,12 +76,6 @@ interface Laid {
   fit: string;
 }
 
-/**
- * The flat view's positions. Once every node has a place, a structural edit only places the new nodes
- * (lib/console/placeNewNodes.ts): ELK over a 1,000-node graph costs seconds and moves every node.
- * `full` asks for an ELK layout of the whole graph: the first view, Tidy up, or an edit that added more
- * nodes than there were.
- */
 /** Nodes mounted per task while a large graph's first view is staged (see useFarCanvas). */
 const MOUNT_CHUNK = 200;
 
@@ -91,6 +85,12 @@ interface Stage {
   limit: number;
 }
 
+/**
+ * The flat view's positions. Once every node has a place, a structural edit only places the new nodes
+ * (lib/console/placeNewNodes.ts): ELK over a 1,000-node graph costs seconds and moves every node.
+ * `full` asks for an ELK layout of the whole graph: the first view, Tidy up, or an edit that added more
+ * nodes than there were.
+ */
 interface FlatState {
   placed: Laid | undefined;
   full: boolean;
@@ -279,10 +279,15 @@ function Canvas(props: MeshCanvasProps) {
     // A large graph's nodes waiting for their first layout are drawn as plain boxes (a third of a full
     // node's elements, no text to lay out): the column they wait in is gone once ELK answers.
     const plainWhileWaiting = graph.nodes.length >= FAR_CANVAS_MIN_NODES;
-    const meshNode = (n: MeshGraph['nodes'][number], i: number, manual: boolean): MeshFlowNode => {
+    const meshNode = (
+      n: MeshGraph['nodes'][number],
+      i: number,
+      manual: boolean,
+      mountOrder = i,
+    ): MeshFlowNode => {
       // Manual positions (the draft's layout) win over ELK's; new nodes wait in a column meanwhile.
       const placed = (manual ? layout[n.id] : undefined) ?? autoPos[n.id];
-      if (i >= stagedFrom)
+      if (mountOrder >= stagedFrom)
         return {
           id: n.id,
           type: 'mesh',
@@ -360,7 +365,7 @@ function Canvas(props: MeshCanvasProps) {
     });
     // In the grouped view positions come from the group layouts; the draft's layout is the flat view's.
     const first = view.collapsed.length;
-    view.nodes.forEach((n, i) => out.push(meshNode(n, first + i, false)));
+    view.nodes.forEach((n, i) => out.push(meshNode(n, i, false, first + i)));
     return out;
   }, [graph, view, shownLaid, layout, live, selectedId, collapse, stagedFrom]);
 

@@ -151,15 +151,15 @@ export function drawFarGraph(
 
 /**
  * While a far-zoom viewport of a large graph moves, the graph is drawn on one canvas and the DOM
- * nodes and edges are hidden (the wrapper gets `data-far-canvas="moving"`); when it stops they come back.
- * In software rendering every pan frame repainted each DOM node and SVG edge: 1,000 nodes panned at
- * 11 fps (bench/uiProfile.ts --pan). The same trade Cytoscape.js makes with `textureOnViewport`.
+ * nodes and edges are hidden (the wrapper gets `data-far-canvas="moving"`); when it stops they come
+ * back. In software rendering every pan frame repainted each DOM node and SVG edge: 1,000 nodes panned
+ * at 11 fps (bench/uiProfile.ts --pan). The same trade Cytoscape.js makes with `textureOnViewport`.
  * A click on the pane starts and ends a move without a transform change: nothing is swapped then.
  *
  * While `staging` (a large graph's first view: its nodes are mounted a chunk per task, the rest
  * hidden with `data.staged`), the whole graph is drawn on the canvas at any zoom, staged nodes
- * included, and the DOM is hidden (`data-far-canvas="staging"`) until every node is mounted: the graph shows as
- * soon as it has its places instead of after seconds of mounting 1,000 nodes and edges.
+ * included, and the DOM is hidden (`data-far-canvas="staging"`) until every node is mounted: the
+ * graph shows as soon as it has its places instead of after seconds of mounting 1,000 nodes and edges.
  */
 export function useFarCanvas(
   wrapper: RefObject<HTMLDivElement | null>,
@@ -179,10 +179,10 @@ export function useFarCanvas(
     palette?: Palette;
     frame?: number;
   }>({ moving: false, staging: false, shown: '' });
-  // An attribute, not a class: React rewrites the wrapper's className when the zoom crosses FAR_ZOOM
-  // (a fit does, mid-staging), and would drop a class added here.
 
   const api = useMemo(() => {
+    // An attribute, not a class: React rewrites the wrapper's className when the zoom crosses FAR_ZOOM
+    // (a fit does, mid-staging), and would drop a class added here.
     const show = (mode: '' | 'moving' | 'staging') => {
       const m = state.current;
       if (m.shown === mode) return;

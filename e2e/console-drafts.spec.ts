@@ -4,7 +4,7 @@
  * changes in Commit / PR, is renamed and deleted, and a refused name says why and keeps the dialog.
  */
 import { expect, type Page, test } from '@playwright/test';
-import { guardPage, openConsole, SHOTS } from './consoleHelpers';
+import { guardPage, openConsole, recordDraftRequests, SHOTS } from './consoleHelpers';
 
 const GATEWAY_VS = 'VirtualService/default/gateway-vsvc';
 
@@ -52,20 +52,15 @@ test('a named draft keeps its edits apart, survives a reload, shows its own chan
   // Back on the named draft, and after a reload (the address names the draft): the edit is there.
   await switchTo(page, name);
   await expect(page.getByTestId(`node-${GATEWAY_VS}`)).toContainText('udp :9011');
-  // The draft is asked for once per load, by the page's inline script while the app's scripts load
-  // (components/console/earlyDraft.ts); the console takes that answer instead of asking again.
-  const draftRequests: string[] = [];
-  const countDrafts = (r: { url(): string }) => {
-    if (new URL(r.url()).pathname === '/api/draft') draftRequests.push(new URL(r.url()).search);
-  };
-  page.on('request', countDrafts);
+  // The draft is asked for once per load, while the app's scripts load (not the main one first).
+  const draftRequests = recordDraftRequests(page);
   await page.reload();
   await expect(page.getByTestId('save-status')).toContainText('Saved');
   await expect(page.getByTestId('draft-select').locator('option:checked')).toHaveText(name);
   await expect(page.getByTestId(`node-${GATEWAY_VS}`)).toContainText('udp :9011');
-  page.off('request', countDrafts);
-  expect(draftRequests).toHaveLength(1);
-  expect(draftRequests[0]).toMatch(/^\?draft=[a-z0-9-]+&parsed=1$/);
+  const asked = draftRequests.stop();
+  expect(asked).toHaveLength(1);
+  expect(asked[0]).toMatch(/^\?draft=[a-z0-9-]+&parsed=1$/);
 
   // Its Commit / PR panel shows its own change against its base commit.
   await page.getByTestId('gitops-open').click();

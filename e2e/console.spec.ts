@@ -4,7 +4,7 @@
  * directory's files (draft reset). Screenshots of the main views go to test-results/.
  */
 import { expect, type Page, test } from '@playwright/test';
-import { guardPage } from './consoleHelpers';
+import { guardPage, recordDraftRequests } from './consoleHelpers';
 
 const SHOTS = 'test-results';
 
@@ -273,17 +273,11 @@ test('the draft survives a reload (saved on the server), and the layout with it'
       .toBe(true);
     return last;
   };
-  // The draft is asked for once per load, by the page's inline script while the app's scripts load
-  // (components/console/earlyDraft.ts): the console takes that answer instead of asking again.
-  const draftRequests: string[] = [];
-  const countDrafts = (r: { url(): string }) => {
-    if (new URL(r.url()).pathname === '/api/draft') draftRequests.push(new URL(r.url()).search);
-  };
-  page.on('request', countDrafts);
+  // The draft is asked for once per load, while the app's scripts load.
+  const draftRequests = recordDraftRequests(page);
   await page.reload();
   const first = await settledOffset();
-  page.off('request', countDrafts);
-  expect(draftRequests).toEqual(['?parsed=1']);
+  expect(draftRequests.stop()).toEqual(['?parsed=1']);
   // Same place relative to another node as before the reload (the viewport may differ).
   await page.reload();
   expect(await settledOffset()).toBe(first);

@@ -77,3 +77,23 @@ export async function setPort(page: Page, node: string, field: string, port: str
   await expect(page.getByTestId(`node-${node}`)).toContainText(`:${port}`);
   await expect(page.getByTestId('save-status')).toContainText('Saved');
 }
+
+/**
+ * Records the page's requests for a draft (`/api/draft`, by query string) until `stop()`, which
+ * returns them: a load asks once, by the page's inline script (components/console/earlyDraft.ts),
+ * and the console takes that answer instead of asking again.
+ */
+export function recordDraftRequests(page: Page): { stop(): string[] } {
+  const seen: string[] = [];
+  const onRequest = (r: { url(): string }) => {
+    const url = new URL(r.url());
+    if (url.pathname === '/api/draft') seen.push(url.search);
+  };
+  page.on('request', onRequest);
+  return {
+    stop: () => {
+      page.off('request', onRequest);
+      return seen;
+    },
+  };
+}

@@ -5,13 +5,15 @@
  * instead of after it. The draft query takes it once (takeEarlyDraft); later fetches are its own.
  */
 
+import { MAIN_DRAFT } from '@/lib/console/draftIds';
+
 const KEY = '__meshdeckEarlyDraft';
 
 /**
  * Runs before React: the same URL the draft query asks for (components/console/queries.ts), for the
  * draft the address names. A request the query does not take (another URL) is simply unused.
  */
-export const EARLY_DRAFT_SCRIPT = `try{var d=new URLSearchParams(location.search).get('draft');var u='/api/draft'+(d&&d!=='main'?'?draft='+encodeURIComponent(d)+'&':'?')+'parsed=1';window.${KEY}={url:u,response:fetch(u,{headers:{Accept:'application/json'},credentials:'same-origin',cache:'no-store'})}}catch(e){}`;
+export const EARLY_DRAFT_SCRIPT = `try{var d=new URLSearchParams(location.search).get('draft');var u='/api/draft'+(d&&d!==${JSON.stringify(MAIN_DRAFT)}?'?draft='+encodeURIComponent(d)+'&':'?')+'parsed=1';window.${KEY}={url:u,response:fetch(u,{headers:{Accept:'application/json'},credentials:'same-origin',cache:'no-store'})}}catch(e){}`;
 
 /** The early request for `url`, once; undefined when there is none (or it was taken). */
 export function takeEarlyDraft(url: string): Promise<Response> | undefined {

@@ -5,7 +5,7 @@
  * server builds the pack with the very functions the browser would run (parseDraft's and
  * draftSnapshot's per-file readers), so a seeded compile equals one that read the text.
  */
-import type { DraftObject, FileProblem } from './draftModel';
+import type { DraftObject, FileProblem, ParsedFileObjects } from './draftModel';
 import { fileObjects, seedParsedFiles } from './draftModel';
 import { fileSnapshot, seedFileSnapshot } from './draftSnapshot';
 import type { Snapshot } from '../model/snapshot';
@@ -40,7 +40,7 @@ export function buildDraftParsePack(files: Readonly<Record<string, string>>): Dr
  */
 export function seedDraftParsePack(files: Readonly<Record<string, string>>, pack: DraftParsePack): number {
   let n = 0;
-  const parsed: Record<string, { text: string; objects: DraftObject[]; problems: FileProblem[] }> = {};
+  const parsed: Record<string, ParsedFileObjects> = {};
   for (const [path, part] of Object.entries(pack.files)) {
     const text = files[path];
     if (text === undefined) continue;

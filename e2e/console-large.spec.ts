@@ -114,6 +114,8 @@ test('a 2,000-node draft opens grouped by service; a click expands a group into 
       timeout: 60_000,
     });
     await expect(page.locator('.canvas__status')).toHaveText('', { timeout: 60_000 });
+    // The overview (400 groups and the proxies) was laid out by the server, not in this browser.
+    expect(await layoutSources(page)).toEqual([{ nodes: 410, source: 'server' }]);
     await expect(page.getByTestId('group-toggle')).toHaveText('Show all nodes');
     // 400 service groups and the 10 proxies, no single mesh object but the proxies.
     await expect(page.locator('.react-flow__node-meshGroup')).toHaveCount(400);
@@ -173,6 +175,8 @@ test('a 1,000-node graph is first drawn on one canvas while its nodes mount; pan
     // Every node mounted: the canvas hands over to the DOM.
     await expect(canvas).not.toHaveAttribute('data-far-canvas', { timeout: 60_000 });
     await expect(page.locator('.react-flow__node')).toHaveCount(1010);
+    // The server had laid the graph out (DraftLayouts): the browser ran no ELK over it.
+    expect(await layoutSources(page)).toEqual([{ nodes: 1010, source: 'server' }]);
     const staged = await page.evaluate(
       () => (window as unknown as { __staged?: { nodes: number; pixels: number } }).__staged,
     );
@@ -225,3 +229,13 @@ test('a 1,000-node graph is first drawn on one canvas while its nodes mount; pan
     await resetDraft(page);
   }
 });
+
+/** Where each layout of the page came from: the `meshdeck:layout` entries of components/console/layoutGraph.ts. */
+function layoutSources(page: Page): Promise<{ nodes: number; source: string }[]> {
+  return page.evaluate(() =>
+    performance.getEntriesByName('meshdeck:layout').map((m) => {
+      const d = (m as PerformanceMeasure).detail as { nodes: number; source?: string };
+      return { nodes: d.nodes, source: d.source ?? 'browser' };
+    }),
+  );
+}

@@ -27,10 +27,10 @@ import {
   groupGraph,
   type Grouping,
   groupSubgraph,
-  overviewGraph,
   placeExpanded,
   type ViewEdge,
 } from '@/lib/console/groupGraph';
+import { overviewLayoutInput } from '@/lib/console/elkLayout';
 import { type GraphEdge, graphHash, type MeshGraph, shareById, shareGraph } from '@/lib/console/meshGraph';
 import { canPlaceIncrementally, placeNewNodes } from '@/lib/console/placeNewNodes';
 import type { MeshLiveState } from '@/server/controlPlane/liveState';
@@ -648,13 +648,8 @@ function groupedLayout(
   grouping: Grouping,
   open: ReadonlySet<string>,
 ): { hash: string; positions: Promise<Omit<Laid, 'hash' | 'fit'>> } {
-  const overview = overviewGraph(graph, grouping);
-  const main = layoutGraph({
-    nodes: overview.nodes.map((n) =>
-      n.group ? { id: n.id, width: GROUP_WIDTH, height: GROUP_HEIGHT } : { id: n.id },
-    ),
-    edges: overview.edges,
-  });
+  // The same input as the server's first-view layout (lib/console/elkLayout.ts), so its layout is found.
+  const main = layoutGraph(overviewLayoutInput(graph, grouping));
   const subs = [...open].sort().map((id) => ({ id, ...layoutGraph(groupSubgraph(graph, grouping, id)) }));
   const isGroup = new Set(grouping.groups.map((g) => g.id));
   const hash = [main.hash, ...subs.map((s) => `${s.id}:${s.hash}`)].join('|');

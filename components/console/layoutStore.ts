@@ -4,7 +4,7 @@
  * what ELK computed is kept here; positions a person chose go to the draft's layout file and travel
  * through Git. Storage is best effort: a full or missing storage only means ELK runs again.
  */
-import type { Positions } from './layoutGraph';
+import { packPositions, type Positions, unpackPositions } from '@/lib/console/elkLayout';
 
 /** Bump when the layout options change, so positions of an older layout are not reused. */
 const VERSION = 1;
@@ -41,7 +41,7 @@ export function loadLayout(hash: string, storage = defaultStorage()): Positions 
     const text = storage.getItem(PREFIX + hash);
     if (text === null) return undefined;
     const packed: unknown = JSON.parse(text);
-    const positions = unpack(packed);
+    const positions = unpackPositions(packed);
     if (!positions) {
       storage.removeItem(PREFIX + hash);
       return undefined;
@@ -60,7 +60,7 @@ export function saveLayout(hash: string, positions: Positions, storage = default
   if (!storage) return;
   const index = readIndex(storage).filter((h) => h !== hash);
   index.push(hash);
-  const text = JSON.stringify(pack(positions));
+  const text = JSON.stringify(packPositions(positions));
   // A full storage: drop the oldest layouts until this one fits (or none is left to drop).
   for (;;) {
     while (index.length > MAX_STORED_LAYOUTS) storage.removeItem(PREFIX + index.shift()!);
@@ -82,26 +82,4 @@ export function saveLayout(hash: string, positions: Positions, storage = default
       storage.removeItem(PREFIX + index.shift()!);
     }
   }
-}
-
-/** [ids, xs, ys] with whole pixels: a third of the size of `{id: {x, y}}` for 1,000 nodes. */
-function pack(positions: Positions): [string[], number[], number[]] {
-  const ids = Object.keys(positions);
-  return [ids, ids.map((id) => Math.round(positions[id]!.x)), ids.map((id) => Math.round(positions[id]!.y))];
-}
-
-function unpack(packed: unknown): Positions | undefined {
-  if (!Array.isArray(packed) || packed.length !== 3) return undefined;
-  const [ids, xs, ys] = packed as unknown[];
-  if (!Array.isArray(ids) || !Array.isArray(xs) || !Array.isArray(ys)) return undefined;
-  if (xs.length !== ids.length || ys.length !== ids.length) return undefined;
-  const out: Positions = {};
-  for (let i = 0; i < ids.length; i++) {
-    const id = ids[i];
-    const x = xs[i];
-    const y = ys[i];
-    if (typeof id !== 'string' || typeof x !== 'number' || typeof y !== 'number') return undefined;
-    out[id] = { x, y };
-  }
-  return out;
 }

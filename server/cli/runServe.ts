@@ -45,6 +45,7 @@ export async function runServe(cmd: Extract<CliCommand, { command: 'serve' }>, i
     ...(oidc ? { oidc } : {}),
     stateDir: localMeshStateDir(),
     examplesDir: path.join(REPO_ROOT, 'examples'),
+    localMesh: true,
   }).catch(async (e: Error) => {
     await cp.stop();
     throw new CliError(`serve: cannot set up the console: ${e.message}`, ExitCode.usage);

@@ -1,4 +1,5 @@
 import type { GitOpsService } from '../gitops/GitOpsService';
+import type { DraftLayouts } from './DraftLayouts';
 import type { DraftRegistry } from './DraftRegistry';
 
 /** What the console's route handlers use besides the control plane: the drafts and the shipped examples. */
@@ -8,6 +9,8 @@ export interface ConsoleContext {
   examplesDir: string;
   /** The GitOps service (issue 6), starting in the background; rejects if the repository cannot be opened. */
   gitops?: Promise<GitOpsService>;
+  /** Large drafts' first views laid out on the server (GET /api/layouts/<hash>). */
+  layouts?: DraftLayouts;
 }
 
 const KEY = Symbol.for('meshdeck.console');

@@ -42,6 +42,7 @@ describe('serveConsole', () => {
       token: 'serve-test-token',
       stateDir: tmp,
       examplesDir: path.join(tmp, 'examples'),
+      localMesh: true,
     });
     try {
       expect(served.url).toBe('http://127.0.0.1:3999/?token=serve-test-token');

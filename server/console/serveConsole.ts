@@ -14,6 +14,7 @@ import {
 } from './consoleAuth';
 import { GitOpsService } from '../gitops/GitOpsService';
 import { setConsoleContext } from './consoleContext';
+import { DraftLayouts } from './DraftLayouts';
 import { DraftRegistry } from './DraftRegistry';
 import { writeFileAtomic } from './meshDirFiles';
 import { setOidcSignIn, type OidcSignIn } from './oidc';
@@ -52,6 +53,8 @@ export interface ServeConsoleOptions {
   /** The control plane's state directory (the draft and the runtime file go under `console/`). */
   stateDir: string;
   examplesDir: string;
+  /** The console compiles for the local mesh (`meshdeck serve`), not a cluster: its graph can differ. */
+  localMesh: boolean;
   /** Sign-in with an OpenID Provider besides (or, when its config says so, instead of) the token. */
   oidc?: OidcSignIn;
   logger?: Pick<Console, 'warn'>;
@@ -86,7 +89,13 @@ export async function serveConsole(o: ServeConsoleOptions): Promise<ServedConsol
   gitops.catch((e: unknown) =>
     (o.logger ?? console).warn(`meshdeck console: GitOps is unavailable: ${(e as Error).message}`),
   );
-  setConsoleContext({ drafts, examplesDir: o.examplesDir, gitops });
+  const layouts = new DraftLayouts({ localMesh: o.localMesh, logger: o.logger ?? console });
+  // The main draft's first view is ready before the first browser opens it.
+  drafts.main.get().then(
+    (s) => layouts.prepare(s.draft),
+    () => undefined,
+  );
+  setConsoleContext({ drafts, examplesDir: o.examplesDir, gitops, layouts });
   const url = consoleUrl(wildcard ? '127.0.0.1' : o.host, o.port, o.token);
   const file = runtimeFile(o.stateDir, o.port);
   await writeFileAtomic(file, `${JSON.stringify({ url, token: o.token, pid: process.pid })}\n`, 0o600);
@@ -96,6 +105,7 @@ export async function serveConsole(o: ServeConsoleOptions): Promise<ServedConsol
       setConsoleAuth(undefined);
       setOidcSignIn(undefined);
       setConsoleContext(undefined);
+      await layouts.close();
       await rm(file, { force: true });
       // The GitOps start (which may be creating the local repository) finishes before dispose returns:
       // nothing keeps writing into the state directory after it.

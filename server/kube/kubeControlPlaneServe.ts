@@ -158,6 +158,7 @@ export async function runKubeServe(
       ...(signIn.oidc ? { oidc: signIn.oidc } : {}),
       stateDir,
       examplesDir: path.join(REPO_ROOT, 'examples'),
+      localMesh: false,
     });
     consoleParts = { served, mirror, view };
     try {

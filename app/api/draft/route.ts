@@ -1,3 +1,4 @@
+import type { DraftDoc } from '@/lib/console/draftDoc';
 import { buildDraftParsePack } from '@/lib/console/draftParsePack';
 import { requireSession } from '@/server/console/consoleAuth';
 import { getConsoleContext } from '@/server/console/consoleContext';
@@ -5,6 +6,8 @@ import { MAX_DRAFT_BYTES } from '@/server/console/meshDirFiles';
 import { draftOf, jsonResponse, notServing, readJsonBody, refuseForeign } from '@/server/console/routeUtil';
 
 export const dynamic = 'force-dynamic';
+/** How long saves must pause before the server lays out a saved draft's first view. */
+const LAYOUT_AFTER_SAVE_MS = 3000;
 export const runtime = 'nodejs';
 
 /**
@@ -22,7 +25,11 @@ export async function GET(req: Request): Promise<Response> {
     if (!d.ok) return d.response;
     const state = await d.store.get();
     if (new URL(req.url).searchParams.get('parsed') !== '1') return jsonResponse(state);
-    return jsonResponse({ ...state, parsed: buildDraftParsePack(state.draft.files) });
+    const body = jsonResponse({ ...state, parsed: buildDraftParsePack(state.draft.files) });
+    // A console is opening this draft: a large graph's first view is laid out while it compiles, and
+    // its canvas asks for it (GET /api/layouts/<hash>).
+    ctx.layouts?.prepare(state.draft);
+    return body;
   } catch (e) {
     return jsonResponse({ error: `cannot read the draft: ${(e as Error).message}` }, 500);
   }
@@ -42,13 +49,15 @@ export async function PUT(req: Request): Promise<Response> {
   const outcome = await d.store.save(body.value);
   if (!outcome.ok) return jsonResponse(outcome.body, outcome.status);
   // Read the saved files while the console is idle, so the next `?parsed=1` answers from the memo.
-  const files = (body.value as { draft: { files: Record<string, string> } }).draft.files;
+  const draft = (body.value as { draft: DraftDoc }).draft;
   setTimeout(() => {
     try {
-      buildDraftParsePack(files);
+      buildDraftParsePack(draft.files);
     } catch {
       // Never throws on input; if it did, the next GET reads the files itself.
     }
+    // Once edits pause: the browser that saves places new nodes itself; the layout serves the next one.
+    ctx.layouts?.prepare(draft, LAYOUT_AFTER_SAVE_MS);
   }, 0);
   return jsonResponse({ revision: outcome.revision, updatedAt: outcome.updatedAt });
 }

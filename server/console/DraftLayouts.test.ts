@@ -1,0 +1,152 @@
+/**
+ * DraftLayouts with its real worker thread (tsx-loaded job, real elkjs) and the route that serves its
+ * layouts: a large draft's first view equals ELK run here on the graph the canvas lays out first,
+ * under the hash the canvas asks for; small, placed, broken or unknown drafts get none.
+ */
+import { cp as copyDir, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import ELK from 'elkjs/lib/elk.bundled.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { GET as getLayout } from '@/app/api/layouts/[hash]/route';
+import { syntheticDraft } from '@/bench/syntheticMesh';
+import { compileDraft, type CompileOptions } from '@/lib/console/compileDraft';
+import type { DraftDoc } from '@/lib/console/draftDoc';
+import { elkGraphOf, firstViewLayoutInput, positionsOf, unpackPositions } from '@/lib/console/elkLayout';
+import { graphHash } from '@/lib/console/meshGraph';
+import { exampleDraft } from '@/lib/console/testDrafts.testutil';
+import { ConsoleAuth, setConsoleAuth } from './consoleAuth';
+import { setConsoleContext } from './consoleContext';
+import { DraftLayouts } from './DraftLayouts';
+import { DraftRegistry } from './DraftRegistry';
+
+const REPO = path.resolve(__dirname, '..', '..');
+const LOCAL: CompileOptions = { xds: false, localMesh: { podsDir: '' } };
+
+/** The hash and graph the console's canvas would lay out first for this draft. */
+function firstView(draft: DraftDoc, opts: CompileOptions = LOCAL) {
+  const input = firstViewLayoutInput(compileDraft(draft, opts).graph, draft.layout);
+  return input ? { input, hash: graphHash(input) } : undefined;
+}
+
+const warnings: string[] = [];
+const logger = { warn: (m: string) => void warnings.push(m) };
+let layouts: DraftLayouts | undefined;
+afterEach(async () => {
+  await layouts?.close();
+  layouts = undefined;
+  warnings.length = 0;
+});
+
+describe('DraftLayouts', () => {
+  it('lays out a large draft in its worker: the positions ELK gives here, under the hash the canvas asks for', async () => {
+    // 70 synthetic services: about 360 nodes, over SERVER_LAYOUT_MIN_NODES, flat.
+    const draft = syntheticDraft(70);
+    const view = firstView(draft)!;
+    expect(view.input.nodes.length).toBeGreaterThan(300);
+    layouts = new DraftLayouts({ localMesh: true, logger });
+    layouts.prepare(draft);
+    const got = await layouts.get(view.hash, 60_000);
+    const expected = positionsOf(await new ELK().layout(elkGraphOf(view.input)));
+    expect(got).toEqual(expected);
+    expect(Object.keys(got!).sort()).toEqual(view.input.nodes.map((n) => n.id).sort());
+    // Asked again: the same layout, kept.
+    expect(await layouts.get(view.hash, 1000)).toBe(got);
+    expect(warnings).toEqual([]);
+  }, 90_000);
+
+  it('compiles for the cluster when not on the local mesh, as the console there does', async () => {
+    const draft = syntheticDraft(70);
+    const cluster = firstView(draft, { xds: false })!;
+    layouts = new DraftLayouts({ localMesh: false, logger });
+    layouts.prepare(draft);
+    const got = await layouts.get(cluster.hash, 60_000);
+    expect(got).toEqual(positionsOf(await new ELK().layout(elkGraphOf(cluster.input))));
+  }, 90_000);
+
+  it('has nothing for a small draft, one whose nodes the draft places, broken YAML, or a hash it never saw', async () => {
+    layouts = new DraftLayouts({ localMesh: true, logger });
+    const small = exampleDraft('seed-example-1');
+    layouts.prepare(small);
+    expect(await layouts.get(firstView(small)!.hash, 30_000)).toBeUndefined();
+
+    const large = syntheticDraft(70);
+    const view = firstView(large)!;
+    const placed = {
+      ...large,
+      layout: Object.fromEntries(view.input.nodes.map((n, i) => [n.id, { x: i * 10, y: 0 }])),
+    };
+    expect(firstView(placed)).toBeUndefined();
+    layouts.prepare(placed);
+    expect(await layouts.get(view.hash, 30_000)).toBeUndefined();
+
+    const broken = { files: { 'mesh.yaml': 'kind: [unclosed\n  : :' }, layout: {} };
+    expect(() => layouts!.prepare(broken)).not.toThrow();
+    expect(await layouts.get('0123456789abcdef', 30_000)).toBeUndefined();
+    expect(warnings).toEqual([]);
+  }, 90_000);
+
+  it('a small minNodes lays out a small draft; close() leaves nothing waiting', async () => {
+    layouts = new DraftLayouts({ localMesh: true, logger, minNodes: 1 });
+    const small = exampleDraft('seed-example-1');
+    const view = firstView(small)!;
+    layouts.prepare(small);
+    expect(Object.keys((await layouts.get(view.hash, 60_000))!).sort()).toEqual(
+      view.input.nodes.map((n) => n.id).sort(),
+    );
+    const large = syntheticDraft(70);
+    layouts.prepare(large);
+    const waiting = layouts.get(firstView(large)!.hash, 60_000);
+    await layouts.close();
+    expect(await waiting).toBeUndefined();
+  }, 90_000);
+});
+
+describe('GET /api/layouts/<hash>', () => {
+  let tmp: string;
+  beforeEach(async () => {
+    tmp = await mkdtemp(path.join(os.tmpdir(), 'md-layouts-'));
+    const meshDir = path.join(tmp, 'mesh');
+    await copyDir(path.join(REPO, 'examples', 'seed-example-1'), meshDir, { recursive: true });
+    setConsoleAuth(new ConsoleAuth('layout-test-token'));
+  });
+  afterEach(async () => {
+    setConsoleAuth(undefined);
+    setConsoleContext(undefined);
+    await rm(tmp, { recursive: true, force: true });
+  });
+  const get = (hash: string, headers: Record<string, string> = {}) =>
+    getLayout(new Request(`http://127.0.0.1:3100/api/layouts/${hash}`, { headers }), {
+      params: Promise.resolve({ hash }),
+    });
+
+  it('answers the packed positions of a layout the server made, 404 for one it did not, 400 for a bad hash', async () => {
+    const drafts = new DraftRegistry({
+      meshDir: path.join(tmp, 'mesh'),
+      stateDir: path.join(tmp, 'state'),
+      logger,
+    });
+    expect((await get('0123456789abcdef')).status).toBe(503);
+    layouts = new DraftLayouts({ localMesh: true, logger, minNodes: 1 });
+    setConsoleContext({ drafts, examplesDir: path.join(REPO, 'examples'), layouts });
+    const draft = exampleDraft('seed-example-1');
+    const view = firstView(draft)!;
+    layouts.prepare(draft);
+
+    const ok = await get(view.hash);
+    expect(ok.status).toBe(200);
+    const positions = unpackPositions(((await ok.json()) as { positions: unknown }).positions);
+    expect(positions).toEqual(positionsOf(await new ELK().layout(elkGraphOf(view.input))));
+
+    const missing = await get('0123456789abcdef');
+    expect(missing.status).toBe(404);
+    expect(((await missing.json()) as { error: string }).error).toMatch(
+      /no layout for graph 0123456789abcdef/,
+    );
+    const bad = await get('..%2F..%2Fetc');
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: string }).error).toMatch(/not a graph hash/);
+    // Another site's page cannot read it through the user's browser.
+    expect((await get(view.hash, { origin: 'http://evil.example' })).status).toBe(403);
+  }, 90_000);
+});

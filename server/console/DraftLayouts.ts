@@ -1,0 +1,189 @@
+/**
+ * A large draft's first view laid out on the server (issue 5, P7), so a browser opening it finds its
+ * places ready (GET /api/layouts/<hash>) instead of running ELK for a second or more before it can
+ * draw. The server compiles the draft as the console will, takes the graph the canvas lays out first
+ * (lib/console/elkLayout.ts: the same nodes, order and options, so the same positions under the same
+ * graph hash) and runs ELK, all in a worker thread (draftLayoutJob.ts), off the control plane's event
+ * loop. Layouts are kept in memory by graph hash, a few at a time.
+ */
+import { createHash } from 'node:crypto';
+import { Worker } from 'node:worker_threads';
+import type { DraftDoc } from '../../lib/console/draftDoc';
+import { buildDraftParsePack } from '../../lib/console/draftParsePack';
+import { type Positions, SERVER_LAYOUT_MIN_NODES } from '../../lib/console/elkLayout';
+import type { DraftLayoutReply, DraftLayoutRequest } from './draftLayoutJob';
+
+export interface DraftLayoutsOptions {
+  /** Compile as the console does: on the local mesh with its adaptations (the graph can differ). */
+  localMesh: boolean;
+  /** Smallest graph laid out here (default SERVER_LAYOUT_MIN_NODES). */
+  minNodes?: number;
+  /** Layouts kept, least recently used dropped first (default 8). */
+  maxKept?: number;
+  logger?: Pick<Console, 'warn'>;
+}
+
+/** A job sent to the worker whose graph hash is not known yet. */
+interface Compiling {
+  /** Settles once the hash is known (or there is none). */
+  known: Promise<void>;
+  settle(): void;
+}
+
+interface Layout {
+  positions: Promise<Positions | undefined>;
+  resolve(p: Positions | undefined): void;
+}
+
+/** First-view layouts of the drafts this server serves, by graph hash. */
+export class DraftLayouts {
+  private readonly kept = new Map<string, Layout>();
+  private readonly compiling = new Map<number, Compiling>();
+  private readonly hashOf = new Map<number, string>();
+  private lastKey: string | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private worker: Worker | undefined;
+  private nextId = 1;
+  private closed = false;
+  private readonly minNodes: number;
+  private readonly maxKept: number;
+
+  constructor(private readonly opts: DraftLayoutsOptions) {
+    this.minNodes = opts.minNodes ?? SERVER_LAYOUT_MIN_NODES;
+    this.maxKept = opts.maxKept ?? 8;
+  }
+
+  /**
+   * Lays out the first view of `draft` in the background, once per draft content; with `delayMs` only
+   * once saves have paused that long (a person editing a large draft saves on every edit, and the
+   * browser that edits places new nodes itself). Never throws.
+   */
+  prepare(draft: DraftDoc, delayMs = 0): void {
+    if (this.closed) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (delayMs > 0) this.timer = setTimeout(() => this.send(draft), delayMs);
+    else this.send(draft);
+  }
+
+  /**
+   * The layout with this graph hash: kept, or awaited while it is being made (at most `waitMs`);
+   * undefined when this server has none.
+   */
+  async get(hash: string, waitMs = 10_000): Promise<Positions | undefined> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), waitMs);
+    });
+    const found = async (): Promise<Positions | undefined> => {
+      // A draft being compiled may turn out to have this hash.
+      if (!this.kept.has(hash)) await Promise.all([...this.compiling.values()].map((c) => c.known));
+      const layout = this.kept.get(hash);
+      if (!layout) return undefined;
+      // Most recently used last.
+      this.kept.delete(hash);
+      this.kept.set(hash, layout);
+      return layout.positions;
+    };
+    try {
+      return await Promise.race([found(), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Stops the worker; nothing is laid out after this, and whoever waits gets undefined. */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.timer);
+    const worker = this.worker;
+    this.worker = undefined;
+    this.failAll();
+    await worker?.terminate();
+  }
+
+  private send(draft: DraftDoc): void {
+    this.timer = undefined;
+    if (this.closed) return;
+    try {
+      const key = createHash('sha256').update(JSON.stringify(draft)).digest('hex');
+      if (key === this.lastKey) return;
+      this.lastKey = key;
+      // The files as the server read them for GET ?parsed=1 (memoised): the worker reads no YAML.
+      const pack = buildDraftParsePack(draft.files);
+      const id = this.nextId++;
+      let settle = () => {};
+      const known = new Promise<void>((r) => (settle = r));
+      this.compiling.set(id, { known, settle });
+      const request: DraftLayoutRequest = {
+        id,
+        draft,
+        pack,
+        localMesh: this.opts.localMesh,
+        minNodes: this.minNodes,
+        known: [...this.kept.keys()],
+      };
+      this.startWorker().postMessage(request);
+    } catch (e) {
+      // Whatever failed, the browser lays the graph out itself.
+      this.opts.logger?.warn(`meshdeck console: server layout skipped: ${(e as Error).message}`);
+    }
+  }
+
+  private onReply(r: DraftLayoutReply): void {
+    const compiling = this.compiling.get(r.id);
+    if (r.kind === 'hash') {
+      this.hashOf.set(r.id, r.hash);
+      if (!this.kept.has(r.hash)) {
+        let resolve: Layout['resolve'] = () => {};
+        const positions = new Promise<Positions | undefined>((res) => (resolve = res));
+        this.kept.set(r.hash, { positions, resolve });
+        while (this.kept.size > this.maxKept) this.drop(this.kept.keys().next().value!);
+      }
+    } else if (r.kind === 'positions') {
+      this.kept.get(r.hash)?.resolve(r.positions);
+    } else if (r.kind === 'error') {
+      if (!this.closed) this.opts.logger?.warn(`meshdeck console: server layout failed: ${r.message}`);
+      const hash = r.hash ?? this.hashOf.get(r.id);
+      if (hash) this.drop(hash);
+      // The same draft again may be tried again.
+      this.lastKey = undefined;
+    }
+    if (r.kind !== 'hash') this.hashOf.delete(r.id);
+    if (compiling) {
+      this.compiling.delete(r.id);
+      compiling.settle();
+    }
+  }
+
+  private drop(hash: string): void {
+    this.kept.get(hash)?.resolve(undefined);
+    this.kept.delete(hash);
+  }
+
+  private failAll(): void {
+    for (const c of this.compiling.values()) c.settle();
+    this.compiling.clear();
+    this.hashOf.clear();
+    for (const hash of [...this.kept.keys()]) this.drop(hash);
+    this.lastKey = undefined;
+  }
+
+  private startWorker(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(new URL('./draftLayoutWorker.mjs', import.meta.url));
+    // An idle worker does not keep the server (or a test) running.
+    worker.unref();
+    worker.on('message', (r: DraftLayoutReply) => this.onReply(r));
+    const gone = (why: string) => {
+      if (this.worker !== worker) return;
+      this.worker = undefined;
+      if (!this.closed) this.opts.logger?.warn(`meshdeck console: the layout worker stopped: ${why}`);
+      this.failAll();
+    };
+    worker.on('error', (e) => gone(e.message));
+    worker.on('exit', (code) => gone(`exit code ${code}`));
+    this.worker = worker;
+    return worker;
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * One first-view layout, in DraftLayouts' worker thread (draftLayoutWorker.mjs): the draft compiled as
+ * the console compiles it (seeded with the files the server already read), the graph the canvas lays
+ * out first (lib/console/elkLayout.ts), and ELK over it. Answers twice: the graph hash as soon as it is
+ * known, so a browser asking for that hash waits for this layout, then the positions.
+ */
+import ELK from 'elkjs/lib/elk.bundled.js';
+import { compileDraft, type CompileOptions } from '../../lib/console/compileDraft';
+import type { DraftDoc } from '../../lib/console/draftDoc';
+import { type DraftParsePack, seedDraftParsePack } from '../../lib/console/draftParsePack';
+import {
+  ELK_WARM_UP,
+  elkGraphOf,
+  firstViewLayoutInput,
+  positionsOf,
+  type Positions,
+} from '../../lib/console/elkLayout';
+import { graphHash } from '../../lib/console/meshGraph';
+
+export interface DraftLayoutRequest {
+  id: number;
+  draft: DraftDoc;
+  pack?: DraftParsePack;
+  localMesh: boolean;
+  minNodes: number;
+  /** Hashes laid out already: not again. */
+  known: string[];
+}
+
+export type DraftLayoutReply =
+  | { id: number; kind: 'hash'; hash: string }
+  | { id: number; kind: 'none'; why: string }
+  | { id: number; kind: 'positions'; hash: string; positions: Positions; ms: number }
+  | { id: number; kind: 'error'; hash?: string; message: string };
+
+const elk = new ELK();
+let warmed: Promise<unknown> | undefined;
+
+/**
+ * Runs ELK once on a small graph (ELK_WARM_UP), once per thread: ELK's code is compiled on its first
+ * graphs, and a large layout right after a small one takes about half its cold time.
+ */
+export function warmElk(): Promise<unknown> {
+  warmed ??= elk.layout(elkGraphOf(ELK_WARM_UP)).catch(() => undefined);
+  return warmed;
+}
+
+/** Compiles the draft and lays out its first view, answering through `reply`. Never throws. */
+export async function runDraftLayoutJob(
+  req: DraftLayoutRequest,
+  reply: (r: DraftLayoutReply) => void,
+): Promise<void> {
+  let hash: string | undefined;
+  try {
+    if (req.pack) seedDraftParsePack(req.draft.files, req.pack);
+    const opts: CompileOptions = req.localMesh ? { xds: false, localMesh: { podsDir: '' } } : { xds: false };
+    const { graph } = compileDraft(req.draft, opts);
+    const input = firstViewLayoutInput(graph, req.draft.layout);
+    if (!input) return reply({ id: req.id, kind: 'none', why: 'the canvas places this graph without ELK' });
+    if (input.nodes.length < req.minNodes)
+      return reply({ id: req.id, kind: 'none', why: `${input.nodes.length} nodes: the browser lays it out` });
+    hash = graphHash(input);
+    if (req.known.includes(hash)) return reply({ id: req.id, kind: 'none', why: 'laid out already' });
+    reply({ id: req.id, kind: 'hash', hash });
+    await warmElk();
+    const start = performance.now();
+    const laid = await elk.layout(elkGraphOf(input));
+    reply({
+      id: req.id,
+      kind: 'positions',
+      hash,
+      positions: positionsOf(laid),
+      ms: performance.now() - start,
+    });
+  } catch (e) {
+    reply({ id: req.id, kind: 'error', ...(hash ? { hash } : {}), message: (e as Error).message });
+  }
+}

@@ -19,18 +19,41 @@ export function draftSnapshot(files: Readonly<Record<string, string>>): Snapshot
   const paths = Object.keys(files).sort();
   const parts: Snapshot[] = [];
   for (const path of paths) parts.push(fileSnapshot(path, files[path]!));
+  const keyed = parts.map(partKeys);
   // An object in two files is a duplicate only the all-files parse can report in its words.
   const seen = new Set<string>();
-  for (const s of parts) {
-    const keys = new Set<string>();
-    for (const f of LISTS) for (const o of s[f]) keys.add(keyOf(o));
-    for (const r of s.rejected) keys.add(objectKey({ ...r, namespace: r.namespace ?? '' }));
-    for (const k of keys) {
+  for (const { all } of keyed) {
+    for (const k of all) {
       if (seen.has(k)) return parseManifests(paths.map((path) => ({ path, content: files[path]! })));
       seen.add(k);
     }
   }
-  return merge(parts);
+  return merge(parts, keyed);
+}
+
+/** A file snapshot's object keys, in list order: what merging it needs, worked out once per snapshot. */
+interface PartKeys {
+  lists: Record<ListField, string[]>;
+  rejected: string[];
+  /** Every object's key once, for the duplicate check. */
+  all: string[];
+}
+
+// Keyed by the cached snapshot, which stays the same object while its file's text does: an edit then
+// builds the keys of the edited file only, not the strings of every object in the draft.
+const partKeysCache = new WeakMap<Snapshot, PartKeys>();
+
+function partKeys(s: Snapshot): PartKeys {
+  let k = partKeysCache.get(s);
+  if (!k) {
+    const lists = {} as Record<ListField, string[]>;
+    for (const f of LISTS) lists[f] = (s[f] as Keyed[]).map(keyOf);
+    const rejected = s.rejected.map((r) => objectKey({ ...r, namespace: r.namespace ?? '' }));
+    const all = [...new Set([...LISTS.flatMap((f) => lists[f]), ...rejected])];
+    k = { lists, rejected, all };
+    partKeysCache.set(s, k);
+  }
+  return k;
 }
 
 /** One file's snapshot, `parseManifests` of that file alone, remembered while its text stays the same. */
@@ -53,29 +76,40 @@ function remember(path: string, hit: { text: string; snapshot: Snapshot }): void
   cache.set(path, hit);
 }
 
-function merge(parts: Snapshot[]): Snapshot {
+function merge(parts: Snapshot[], keyed: PartKeys[]): Snapshot {
   const out = emptySnapshot();
-  for (const s of parts) {
-    for (const f of LISTS) (out[f] as unknown[]).push(...s[f]);
-    Object.assign(out.sources, s.sources);
-    out.rejected.push(...s.rejected);
-    out.diagnostics.push(...s.diagnostics);
-  }
   // parseManifests emits objects in key order across all files.
   for (const f of LISTS)
-    (out[f] as { metadata: { name: string; namespace?: string }; kind: string }[]).sort(byKey);
-  out.rejected.sort((a, b) => cmp(objectKey(a), objectKey(b)));
-  out.sources = Object.fromEntries(Object.entries(out.sources).sort(([a], [b]) => cmp(a, b)));
+    (out[f] as unknown[]) = sortedByKey(
+      parts.map((s) => s[f] as unknown[]),
+      keyed.map((k) => k.lists[f]),
+    );
+  out.rejected = sortedByKey(
+    parts.map((s) => s.rejected),
+    keyed.map((k) => k.rejected),
+  );
+  // A later file's source wins, as Object.assign of each file's sources in turn had it.
+  const sources = new Map<string, Snapshot['sources'][string]>();
+  for (const s of parts) for (const k of Object.keys(s.sources)) sources.set(k, s.sources[k]!);
+  // The default sort orders strings by code unit, as cmp does.
+  out.sources = Object.fromEntries([...sources.keys()].sort().map((k) => [k, sources.get(k)!]));
+  for (const s of parts) out.diagnostics.push(...s.diagnostics);
   out.diagnostics = normalizeDiagnostics(out.diagnostics);
   return out;
 }
 
-function keyOf(o: { kind: string; metadata: { name: string; namespace?: string } }): string {
-  return objectKey({ kind: o.kind, namespace: o.metadata.namespace ?? '', name: o.metadata.name });
+type Keyed = { kind: string; metadata: { name: string; namespace?: string } };
+
+/** The lists concatenated and stably sorted by their items' precomputed keys. */
+function sortedByKey<T>(lists: T[][], keys: string[][]): T[] {
+  const items: { key: string; item: T }[] = [];
+  lists.forEach((list, i) => list.forEach((item, j) => items.push({ key: keys[i]![j]!, item })));
+  items.sort((a, b) => cmp(a.key, b.key));
+  return items.map((x) => x.item);
 }
 
-function byKey(a: { kind: string; metadata: { name: string; namespace?: string } }, b: typeof a): number {
-  return cmp(keyOf(a), keyOf(b));
+function keyOf(o: Keyed): string {
+  return objectKey({ kind: o.kind, namespace: o.metadata.namespace ?? '', name: o.metadata.name });
 }
 
 function cmp(a: string, b: string): number {

@@ -22,8 +22,11 @@
  * - P7 layoutMs: the canvas saying "Laying out N nodes…" (N > 0: the draft's graph, not the empty
  *   one shown while the draft loads) -> that status cleared (ELK in its worker).
  * - P7 elk: the console's `meshdeck:layout` User Timing entries (components/console/layoutGraph.ts):
- *   request -> answer of each layout, and ELK's own time inside its worker (elkMs); the rest of
- *   layoutMs is waiting for the worker and drawing the laid-out nodes.
+ *   request -> answer of each layout, where it was made (`source`: the browser's ELK worker, or the
+ *   server, which lays out a large draft's first view: server/console/DraftLayouts.ts), and ELK's own
+ *   time (elkMs); for a server layout, its Server-Timing (`server`: waitMs in the request, compileMs
+ *   and elkMs in the server's worker, totalMs from the server's start on it). The rest of layoutMs is
+ *   waiting and drawing the laid-out nodes.
  * - P7 laidOutMs: navigation start -> layout applied: the first view. Above 1,500 nodes the canvas
  *   starts grouped (namespace, then service), so this is the grouped view's; `grouped` says so.
  * - P7 expandMs (grouped only): a click on a collapsed group -> its frame and members laid out.
@@ -307,8 +310,26 @@ async function main() {
       const ui = await page.evaluate(() => (window as unknown as { __ui: Record<string, number> }).__ui);
       const elk = await page.evaluate(() =>
         performance.getEntriesByName('meshdeck:layout').map((m) => {
-          const d = (m as PerformanceMeasure).detail as { nodes?: number; elkMs?: number } | null;
-          return { nodes: d?.nodes, ms: Math.round(m.duration), elkMs: Math.round(d?.elkMs ?? NaN) };
+          const d = (m as PerformanceMeasure).detail as {
+            nodes?: number;
+            elkMs?: number;
+            source?: string;
+          } | null;
+          const res = performance
+            .getEntriesByType('resource')
+            .filter((r) => r.name.includes('/api/layouts/'))
+            .at(-1) as unknown as { serverTiming: { name: string; duration: number }[] } | undefined;
+          const server =
+            d?.source === 'server' && res
+              ? Object.fromEntries(res.serverTiming.map((t) => [`${t.name}Ms`, Math.round(t.duration)]))
+              : undefined;
+          return {
+            nodes: d?.nodes,
+            source: d?.source,
+            ms: Math.round(m.duration),
+            ...(d?.elkMs === undefined ? {} : { elkMs: Math.round(d.elkMs) }),
+            ...(server ? { server } : {}),
+          };
         }),
       );
       const nodes = await page.locator('.react-flow__node').count();

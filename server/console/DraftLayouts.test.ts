@@ -135,6 +135,9 @@ describe('GET /api/layouts/<hash>', () => {
 
     const ok = await get(view.hash);
     expect(ok.status).toBe(200);
+    expect(ok.headers.get('server-timing')).toMatch(
+      /^wait;dur=\d+, compile;dur=\d+, elk;dur=\d+, total;dur=\d+$/,
+    );
     const positions = unpackPositions(((await ok.json()) as { positions: unknown }).positions);
     expect(positions).toEqual(positionsOf(await new ELK().layout(elkGraphOf(view.input))));
 

@@ -33,6 +33,17 @@ interface Compiling {
 interface Layout {
   positions: Promise<Positions | undefined>;
   resolve(p: Positions | undefined): void;
+  timing: LayoutTiming;
+}
+
+/** Where a layout's time went, for the Server-Timing header of GET /api/layouts/<hash>. */
+export interface LayoutTiming {
+  /** Sent to the worker -> graph hash known (the draft compiled). */
+  compileMs?: number;
+  /** ELK's own time in the worker. */
+  elkMs?: number;
+  /** Sent to the worker -> positions back. */
+  totalMs?: number;
 }
 
 /** First-view layouts of the drafts this server serves, by graph hash. */
@@ -40,6 +51,7 @@ export class DraftLayouts {
   private readonly kept = new Map<string, Layout>();
   private readonly compiling = new Map<number, Compiling>();
   private readonly hashOf = new Map<number, string>();
+  private readonly sentAt = new Map<number, number>();
   private lastKey: string | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private worker: Worker | undefined;
@@ -71,11 +83,19 @@ export class DraftLayouts {
    * undefined when this server has none.
    */
   async get(hash: string, waitMs = 10_000): Promise<Positions | undefined> {
+    return (await this.getTimed(hash, waitMs))?.positions;
+  }
+
+  /** As get(), with where the layout's time went. */
+  async getTimed(
+    hash: string,
+    waitMs = 10_000,
+  ): Promise<{ positions: Positions; timing: LayoutTiming } | undefined> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<undefined>((resolve) => {
       timer = setTimeout(() => resolve(undefined), waitMs);
     });
-    const found = async (): Promise<Positions | undefined> => {
+    const found = async () => {
       // A draft being compiled may turn out to have this hash.
       if (!this.kept.has(hash)) await Promise.all([...this.compiling.values()].map((c) => c.known));
       const layout = this.kept.get(hash);
@@ -83,7 +103,8 @@ export class DraftLayouts {
       // Most recently used last.
       this.kept.delete(hash);
       this.kept.set(hash, layout);
-      return layout.positions;
+      const positions = await layout.positions;
+      return positions ? { positions, timing: layout.timing } : undefined;
     };
     try {
       return await Promise.race([found(), timeout]);
@@ -115,6 +136,7 @@ export class DraftLayouts {
       let settle = () => {};
       const known = new Promise<void>((r) => (settle = r));
       this.compiling.set(id, { known, settle });
+      this.sentAt.set(id, performance.now());
       const request: DraftLayoutRequest = {
         id,
         draft,
@@ -137,11 +159,19 @@ export class DraftLayouts {
       if (!this.kept.has(r.hash)) {
         let resolve: Layout['resolve'] = () => {};
         const positions = new Promise<Positions | undefined>((res) => (resolve = res));
-        this.kept.set(r.hash, { positions, resolve });
+        const sent = this.sentAt.get(r.id);
+        const compileMs = sent === undefined ? undefined : Math.round(performance.now() - sent);
+        this.kept.set(r.hash, { positions, resolve, timing: { compileMs } });
         while (this.kept.size > this.maxKept) this.drop(this.kept.keys().next().value!);
       }
     } else if (r.kind === 'positions') {
-      this.kept.get(r.hash)?.resolve(r.positions);
+      const layout = this.kept.get(r.hash);
+      const sent = this.sentAt.get(r.id);
+      if (layout) {
+        layout.timing.elkMs = Math.round(r.ms);
+        if (sent !== undefined) layout.timing.totalMs = Math.round(performance.now() - sent);
+        layout.resolve(r.positions);
+      }
     } else if (r.kind === 'error') {
       if (!this.closed) this.opts.logger?.warn(`meshdeck console: server layout failed: ${r.message}`);
       const hash = r.hash ?? this.hashOf.get(r.id);
@@ -149,7 +179,10 @@ export class DraftLayouts {
       // The same draft again may be tried again.
       this.lastKey = undefined;
     }
-    if (r.kind !== 'hash') this.hashOf.delete(r.id);
+    if (r.kind !== 'hash') {
+      this.hashOf.delete(r.id);
+      this.sentAt.delete(r.id);
+    }
     if (compiling) {
       this.compiling.delete(r.id);
       compiling.settle();
@@ -165,6 +198,7 @@ export class DraftLayouts {
     for (const c of this.compiling.values()) c.settle();
     this.compiling.clear();
     this.hashOf.clear();
+    this.sentAt.clear();
     for (const hash of [...this.kept.keys()]) this.drop(hash);
     this.lastKey = undefined;
   }

@@ -28,8 +28,10 @@ export interface DraftLayoutRequest {
 }
 
 export type DraftLayoutReply =
-  | { id: number; kind: 'hash'; hash: string }
+  /** `compileMs`: seeding and compiling the draft, from the request's arrival in the thread. */
+  | { id: number; kind: 'hash'; hash: string; compileMs: number }
   | { id: number; kind: 'none'; why: string }
+  /** `ms`: ELK's own time. */
   | { id: number; kind: 'positions'; hash: string; positions: Positions; ms: number }
   | { id: number; kind: 'error'; hash?: string; message: string };
 
@@ -51,6 +53,7 @@ export async function runDraftLayoutJob(
   reply: (r: DraftLayoutReply) => void,
 ): Promise<void> {
   let hash: string | undefined;
+  const start = performance.now();
   try {
     if (req.pack) seedDraftParsePack(req.draft.files, req.pack);
     const opts: CompileOptions = req.localMesh ? { xds: false, localMesh: { podsDir: '' } } : { xds: false };
@@ -61,16 +64,16 @@ export async function runDraftLayoutJob(
       return reply({ id: req.id, kind: 'none', why: `${input.nodes.length} nodes: the browser lays it out` });
     hash = graphHash(input);
     if (req.known.includes(hash)) return reply({ id: req.id, kind: 'none', why: 'laid out already' });
-    reply({ id: req.id, kind: 'hash', hash });
+    reply({ id: req.id, kind: 'hash', hash, compileMs: performance.now() - start });
     await warmElk();
-    const start = performance.now();
+    const elkStart = performance.now();
     const laid = await elk.layout(elkGraphOf(input));
     reply({
       id: req.id,
       kind: 'positions',
       hash,
       positions: positionsOf(laid),
-      ms: performance.now() - start,
+      ms: performance.now() - elkStart,
     });
   } catch (e) {
     reply({ id: req.id, kind: 'error', ...(hash ? { hash } : {}), message: (e as Error).message });

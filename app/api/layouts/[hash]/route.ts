@@ -21,9 +21,18 @@ export async function GET(req: Request, ctx: { params: Promise<{ hash: string }>
   const layouts = getConsoleContext()?.layouts;
   if (!layouts) return notServing('no server layouts in this process');
   try {
-    const positions = await layouts.get(hash);
-    if (!positions) return jsonResponse({ error: `no layout for graph ${hash} on the server` }, 404);
-    return jsonResponse({ positions: packPositions(positions) });
+    const start = performance.now();
+    const found = await layouts.getTimed(hash);
+    if (!found) return jsonResponse({ error: `no layout for graph ${hash} on the server` }, 404);
+    // Where the layout's time went, for DevTools and bench/ui.ts (PerformanceResourceTiming.serverTiming).
+    const { compileMs, elkMs, totalMs } = found.timing;
+    const timing = [
+      `wait;dur=${Math.round(performance.now() - start)}`,
+      ...(compileMs === undefined ? [] : [`compile;dur=${compileMs}`]),
+      ...(elkMs === undefined ? [] : [`elk;dur=${elkMs}`]),
+      ...(totalMs === undefined ? [] : [`total;dur=${totalMs}`]),
+    ].join(', ');
+    return jsonResponse({ positions: packPositions(found.positions) }, 200, { 'server-timing': timing });
   } catch (e) {
     return jsonResponse({ error: `cannot read the layout: ${(e as Error).message}` }, 500);
   }

@@ -74,8 +74,8 @@ export class DraftLayouts {
     if (this.closed) return;
     clearTimeout(this.timer);
     this.timer = undefined;
-    if (delayMs > 0) this.timer = setTimeout(() => this.send(draft), delayMs);
-    else this.send(draft);
+    // Never inside the request that asks: its answer goes out first.
+    this.timer = setTimeout(() => this.send(draft), delayMs);
   }
 
   /**

@@ -86,6 +86,17 @@ describe('DraftLayouts', () => {
     expect(warnings).toEqual([]);
   }, 90_000);
 
+  it('a save waits for edits to pause: a layout request meanwhile is not kept waiting, and opening the draft starts it at once', async () => {
+    layouts = new DraftLayouts({ localMesh: true, logger });
+    const draft = syntheticDraft(70);
+    const view = firstView(draft)!;
+    layouts.prepare(draft, 60_000);
+    // Had it waited for the save's job, it would have its layout after 60 s (or the test time out).
+    expect(await layouts.get(view.hash, 120_000)).toBeUndefined();
+    layouts.prepare(draft);
+    expect(Object.keys((await layouts.get(view.hash, 60_000))!)).toHaveLength(view.input.nodes.length);
+  }, 90_000);
+
   it('a small minNodes lays out a small draft; close() leaves nothing waiting', async () => {
     layouts = new DraftLayouts({ localMesh: true, logger, minNodes: 1 });
     const small = exampleDraft('seed-example-1');

@@ -54,6 +54,8 @@ export class DraftLayouts {
   private readonly sentAt = new Map<number, number>();
   private lastKey: string | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
+  /** The job prepare() reserved for the timer to send. */
+  private scheduled: number | undefined;
   private worker: Worker | undefined;
   private nextId = 1;
   private closed = false;
@@ -74,8 +76,24 @@ export class DraftLayouts {
     if (this.closed) return;
     clearTimeout(this.timer);
     this.timer = undefined;
+    // A superseded job that was never sent has nothing to wait for.
+    if (this.scheduled !== undefined) this.settle(this.scheduled);
+    this.scheduled = undefined;
+    // Asked for now (a console opening): a layout request that comes before it is sent waits for it.
+    let id: number | undefined;
+    if (delayMs === 0) {
+      id = this.nextId++;
+      let settle = () => {};
+      const known = new Promise<void>((r) => (settle = r));
+      this.compiling.set(id, { known, settle });
+      this.scheduled = id;
+    }
     // Never inside the request that asks: its answer goes out first.
-    this.timer = setTimeout(() => this.send(draft), delayMs);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.scheduled = undefined;
+      this.send(draft, id);
+    }, delayMs);
   }
 
   /**
@@ -117,25 +135,29 @@ export class DraftLayouts {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.timer);
+    this.scheduled = undefined;
     const worker = this.worker;
     this.worker = undefined;
     this.failAll();
     await worker?.terminate();
   }
 
-  private send(draft: DraftDoc): void {
-    this.timer = undefined;
-    if (this.closed) return;
+  /** Sends a job to the worker; `id` names a job reserved by prepare() (settled if nothing is sent). */
+  private send(draft: DraftDoc, reserved?: number): void {
+    const id = reserved ?? this.nextId++;
+    let sent = false;
     try {
+      if (this.closed) return;
       const key = createHash('sha256').update(JSON.stringify(draft)).digest('hex');
       if (key === this.lastKey) return;
       this.lastKey = key;
       // The files as the server read them for GET ?parsed=1 (memoised): the worker reads no YAML.
       const pack = buildDraftParsePack(draft.files);
-      const id = this.nextId++;
-      let settle = () => {};
-      const known = new Promise<void>((r) => (settle = r));
-      this.compiling.set(id, { known, settle });
+      if (!this.compiling.has(id)) {
+        let settle = () => {};
+        const known = new Promise<void>((r) => (settle = r));
+        this.compiling.set(id, { known, settle });
+      }
       this.sentAt.set(id, performance.now());
       const request: DraftLayoutRequest = {
         id,
@@ -146,10 +168,20 @@ export class DraftLayouts {
         known: [...this.kept.keys()],
       };
       this.startWorker().postMessage(request);
+      sent = true;
     } catch (e) {
       // Whatever failed, the browser lays the graph out itself.
       this.opts.logger?.warn(`meshdeck console: server layout skipped: ${(e as Error).message}`);
+    } finally {
+      if (!sent) this.settle(id);
     }
+  }
+
+  /** Whoever waits for job `id`'s graph hash stops waiting. */
+  private settle(id: number): void {
+    this.compiling.get(id)?.settle();
+    this.compiling.delete(id);
+    this.sentAt.delete(id);
   }
 
   private onReply(r: DraftLayoutReply): void {

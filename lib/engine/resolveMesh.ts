@@ -1023,7 +1023,7 @@ class MeshResolver {
         }
       }
     }
-    const targets = dictionary<ResolvedTarget>();
+    const targets: Record<string, ResolvedTarget> = {};
     for (const id of [...this.targets.keys()].sort()) {
       const t = this.targets.get(id);
       if (!t) continue;
@@ -1050,17 +1050,17 @@ class MeshResolver {
         clusters: p ? [...p.clusters].sort() : [],
       };
     }
-    const virtualServices = dictionary<ResolvedVirtualService>();
+    const virtualServices: Record<string, ResolvedVirtualService> = {};
     for (const v of [...vsByLong.values()].sort((a, b) => cmp(a.longName, b.longName)))
       virtualServices[v.longName] = v;
-    const routes = dictionary<ResolvedRoute>();
+    const routes: Record<string, ResolvedRoute> = {};
     for (const r of [...routesByLong.values()].sort((a, b) => cmp(a.longName, b.longName)))
       routes[r.longName] = r;
     return {
       proxies,
-      virtualServices: plain(virtualServices),
-      routes: plain(routes),
-      targets: plain(targets),
+      virtualServices,
+      routes,
+      targets,
       placement: out,
       diagnostics: normalizeDiagnostics([...this.snapshot.diagnostics, ...this.diagnostics]),
     };
@@ -1176,18 +1176,6 @@ function refOf(o: { kind: string; metadata: { name: string; namespace?: string }
 
 function nsName(m: { name: string; namespace?: string }): string {
   return `${m.namespace ?? 'default'}/${m.name}`;
-}
-
-/**
- * A record for thousands of keys: started without a prototype, V8 keeps it a hash table from the
- * first key instead of making a hidden class per key; `plain` gives it Object.prototype when full.
- */
-function dictionary<V>(): Record<string, V> {
-  return Object.create(null) as Record<string, V>;
-}
-
-function plain<V>(record: Record<string, V>): Record<string, V> {
-  return Object.setPrototypeOf(record, Object.prototype) as Record<string, V>;
 }
 
 function cmp(a: string, b: string): number {

@@ -27,6 +27,9 @@
  *   time (elkMs); for a server layout, its Server-Timing (`server`: waitMs in the request, compileMs
  *   and elkMs in the server's worker, totalMs from the server's start on it). The rest of layoutMs is
  *   waiting and drawing the laid-out nodes.
+ * - P7 serverReady: the same first figures in a new browser context (no stored layout) opened once the
+ *   server has the draft's first-view layout (`serverStatus` 200 from GET /api/layouts/<hash>): opening
+ *   a large mesh the console already serves; `layouts` says where each layout came from.
  * - P7 laidOutMs: navigation start -> layout applied: the first view. Above 1,500 nodes the canvas
  *   starts grouped (namespace, then service), so this is the grouped view's; `grouped` says so.
  * - P7 expandMs (grouped only): a click on a collapsed group -> its frame and members laid out.
@@ -58,9 +61,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { chromium, type Page } from '@playwright/test';
+import { type Browser, chromium, type Page } from '@playwright/test';
 import { compileDraft } from '../lib/console/compileDraft';
 import type { DraftDoc } from '../lib/console/draftDoc';
+import { firstViewLayoutInput } from '../lib/console/elkLayout';
+import { graphHash } from '../lib/console/meshGraph';
 import { syntheticDraft } from './syntheticMesh';
 import { pan } from './uiPan';
 
@@ -75,6 +80,8 @@ const PROXIES = 10;
 const EDITS = 5;
 const SETTLE_MS = Number(arg('settle') ?? 1500);
 const P8_MAX = Number(arg('p8-max') ?? 1000);
+/** The e2e server serves a local mesh: its console compiles so (the server's layouts too). */
+const LOCAL_MESH = { xds: false, localMesh: { podsDir: '' } };
 const SHOTS = arg('shots');
 
 const draftOf = (groups: number): DraftDoc => syntheticDraft(groups, PROXIES);
@@ -252,6 +259,70 @@ const median = (xs: number[]) => {
   return Math.round(s[Math.floor(s.length / 2)]! * 10) / 10;
 };
 
+/**
+ * The first figures of a console just opened (the __ui marks of OBSERVER) once its first view is
+ * complete, and where its time went: the draft's arrival, then the compile that rendered last before
+ * the graph was drawn (User Timing of components/console/queries.ts and useCompiledDraft.ts).
+ */
+async function openedFigures(page: Page) {
+  await page.waitForFunction(
+    () => {
+      const u = (window as unknown as { __ui: Record<string, number | undefined> }).__ui;
+      const far = document.querySelector<HTMLElement>('[data-testid="canvas"]')?.dataset.farCanvas;
+      return u.firstNodes !== undefined && u.firstDrawn !== undefined
+        ? u.mounted !== undefined
+        : !far && u.firstNodes !== undefined;
+    },
+    null,
+    { timeout: 120_000, polling: 100 },
+  );
+  const again = await page.evaluate(() => (window as unknown as { __ui: Record<string, number> }).__ui);
+  const stages = await page.evaluate((drawn) => {
+    const draft = performance.getEntriesByName('meshdeck:draft').at(-1)?.startTime;
+    const compiles = performance
+      .getEntriesByName('meshdeck:compile')
+      .filter((m) => m.startTime + m.duration <= (drawn ?? Infinity));
+    const last = compiles.at(-1);
+    const layouts = performance
+      .getEntriesByName('meshdeck:layout')
+      .map((m) => ((m as PerformanceMeasure).detail as { source?: string } | null)?.source ?? 'browser');
+    return {
+      draftMs: draft === undefined ? undefined : Math.round(draft),
+      compiledMs: last ? Math.round(last.startTime + last.duration) : undefined,
+      layouts,
+    };
+  }, again.firstDrawn ?? again.firstNodes);
+  return {
+    ...stages,
+    firstDrawnMs: again.firstDrawn === undefined ? undefined : Math.round(again.firstDrawn),
+    firstNodesMs: Math.round(again.firstNodes!),
+    mountedMs: again.mounted === undefined ? undefined : Math.round(again.mounted),
+  };
+}
+
+/**
+ * Opens the console on the saved draft in a new browser context (empty storage) once the server has
+ * the draft's first-view layout (GET /api/layouts/<hash> answers 200; it waits while one is made).
+ */
+async function openFresh(browser: Browser, url: string, n: number, groups: number) {
+  const draft = draftOf(groups);
+  const input = firstViewLayoutInput(compileDraft(draft, LOCAL_MESH).graph, draft.layout);
+  const hash = input ? graphHash(input) : undefined;
+  let serverStatus: number | undefined;
+  for (let i = 0; hash && i < 12 && serverStatus !== 200; i++)
+    serverStatus = (await fetch(`${url}/api/layouts/${hash}`)).status;
+  const context = await browser.newContext({ baseURL: url, viewport: { width: 1600, height: 900 } });
+  try {
+    const page = await context.newPage();
+    await page.addInitScript({ content: 'window.__name = (f) => f;' });
+    await page.addInitScript(OBSERVER);
+    await page.goto(`/?bench=${n}&fresh=1`);
+    return { serverStatus, ...(await openedFigures(page)) };
+  } finally {
+    await context.close();
+  }
+}
+
 async function main() {
   const perGroup = nodesPerGroup();
   const { url, child } = await startServer();
@@ -384,31 +455,11 @@ async function main() {
       // The console opened again on the same draft: its layout is in the browser's storage (no ELK).
       step(`${n} nodes: reloading`);
       await page.goto(`/?bench=${n}&reload=1`);
-      await page.waitForFunction(
-        () => {
-          const u = (window as unknown as { __ui: Record<string, number | undefined> }).__ui;
-          const far = document.querySelector<HTMLElement>('[data-testid="canvas"]')?.dataset.farCanvas;
-          return u.firstNodes !== undefined && u.firstDrawn !== undefined
-            ? u.mounted !== undefined
-            : !far && u.firstNodes !== undefined;
-        },
-        null,
-        { timeout: 120_000, polling: 100 },
-      );
-      const again = await page.evaluate(() => (window as unknown as { __ui: Record<string, number> }).__ui);
-      // Where the reload's time went: the draft's arrival, then the compile that rendered last before
-      // the graph was drawn (User Timing of components/console/queries.ts and useCompiledDraft.ts).
-      const stages = await page.evaluate((drawn) => {
-        const draft = performance.getEntriesByName('meshdeck:draft').at(-1)?.startTime;
-        const compiles = performance
-          .getEntriesByName('meshdeck:compile')
-          .filter((m) => m.startTime + m.duration <= (drawn ?? Infinity));
-        const last = compiles.at(-1);
-        return {
-          draftMs: draft === undefined ? undefined : Math.round(draft),
-          compiledMs: last ? Math.round(last.startTime + last.duration) : undefined,
-        };
-      }, again.firstDrawn ?? again.firstNodes);
+      const reload = await openedFigures(page);
+      // A browser that never opened this draft (no stored layout), once the server has laid it out:
+      // opening a large mesh the console already serves (server/console/DraftLayouts.ts).
+      step(`${n} nodes: a fresh browser, the server's layout ready`);
+      const serverReady = await openFresh(browser, url, n, groups);
       const result = {
         requestedNodes: n,
         groups,
@@ -425,12 +476,8 @@ async function main() {
           laidOutMs: Math.round(ui.laidOut!),
           elk,
           pan: panned,
-          reload: {
-            ...stages,
-            firstDrawnMs: again.firstDrawn === undefined ? undefined : Math.round(again.firstDrawn),
-            firstNodesMs: Math.round(again.firstNodes!),
-            mountedMs: again.mounted === undefined ? undefined : Math.round(again.mounted),
-          },
+          reload,
+          serverReady,
           ...(expand ? { expand } : {}),
         },
         ...(p8 ? { p8 } : {}),

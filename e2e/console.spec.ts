@@ -278,6 +278,14 @@ test('the draft survives a reload (saved on the server), and the layout with it'
   await page.reload();
   const first = await settledOffset();
   expect(draftRequests.stop()).toEqual(['?parsed=1']);
+  // The draft's first compile waited for the mesh's mode (the local mesh here) instead of compiling
+  // for a cluster first and again once the live state came.
+  const compiles = await page.evaluate(() =>
+    performance
+      .getEntriesByName('meshdeck:compile')
+      .map((m) => ((m as PerformanceMeasure).detail as { localMesh: boolean }).localMesh),
+  );
+  expect(compiles[0]).toBe(true);
   // Same place relative to another node as before the reload (the viewport may differ).
   await page.reload();
   expect(await settledOffset()).toBe(first);

@@ -120,10 +120,18 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
   const localMesh = live?.mesh.mode === 'local';
   const [podsDir, setPodsDir] = useState<string | undefined>();
   // The engine runs in a worker on every edit (latest wins), so typing never waits for it.
+  // The options follow the mesh's mode: the first compile of the draft waits for the live state (a
+  // second at most), else opening compiled and rendered it twice, for a cluster and then for the local
+  // mesh (a 1,000-node draft: two compiles of 300-600 ms each before the graph showed).
+  const [modeWaitOver, setModeWaitOver] = useState(false);
+  useEffect(() => {
+    const timer = setTimeout(() => setModeWaitOver(true), 1000);
+    return () => clearTimeout(timer);
+  }, []);
   const compilation = useCompiledDraft(
     draft.history.present,
     localMesh ? { localMesh: { podsDir: podsDir ?? '' } } : {},
-    { initialSync: true },
+    { initialSync: true, hold: liveQ.isPending && !modeWaitOver },
   )!;
   usePodsDir(localMesh && podsDir === undefined, compilation, live, setPodsDir);
   // The cluster rendering is a second compile, so it only runs while the Preview shows it.

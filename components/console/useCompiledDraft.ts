@@ -51,7 +51,14 @@ function startWorker(s: LatestWins<Request, Wire>, timing: Map<number, Timing>):
 export function useCompiledDraft(
   draft: DraftDoc,
   opts: CompileOptions | null,
-  { initialSync = false }: { initialSync?: boolean } = {},
+  {
+    initialSync = false,
+    hold = false,
+  }: {
+    initialSync?: boolean;
+    /** `opts` may still change (what they depend on is loading): a non-empty draft waits. */
+    hold?: boolean;
+  } = {},
 ): DraftCompilation | undefined {
   const optsKey = opts === null ? null : JSON.stringify(opts);
   const [result, setResult] = useState<DraftCompilation | undefined>(() =>
@@ -95,7 +102,8 @@ export function useCompiledDraft(
           performance.measure('meshdeck:compile', {
             start: t.start,
             end: performance.now(),
-            detail: { workerMs: t.workerMs },
+            // Which compile this was: on opening, the first one is for the mesh's own mode (hold).
+            detail: { workerMs: t.workerMs, localMesh: req.opts.localMesh !== undefined },
           });
       },
     });
@@ -119,6 +127,7 @@ export function useCompiledDraft(
 
   useEffect(() => {
     if (optsKey === null || !scheduler.current) return;
+    if (hold && Object.keys(draft.files).length > 0) return;
     const last = asked.current;
     if (last && last.draft === draft && last.key === optsKey) return;
     asked.current = { draft, key: optsKey };
@@ -128,7 +137,7 @@ export function useCompiledDraft(
     } finally {
       inEffect = false;
     }
-  }, [draft, optsKey]);
+  }, [draft, optsKey, hold]);
 
   return optsKey === null ? undefined : result;
 }

@@ -69,6 +69,8 @@ describe('DraftLayouts', () => {
     const small = exampleDraft('seed-example-1');
     layouts.prepare(small);
     expect(await layouts.get(firstView(small)!.hash, 30_000)).toBeUndefined();
+    // Too few objects for a large graph: no worker thread at all.
+    expect(layouts.workerRunning).toBe(false);
 
     const large = syntheticDraft(70);
     const view = firstView(large)!;

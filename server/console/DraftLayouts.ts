@@ -131,6 +131,11 @@ export class DraftLayouts {
     }
   }
 
+  /** True while the worker thread runs (it starts with the first draft that may be large). */
+  get workerRunning(): boolean {
+    return this.worker !== undefined;
+  }
+
   /** Stops the worker; nothing is laid out after this, and whoever waits gets undefined. */
   async close(): Promise<void> {
     this.closed = true;
@@ -153,6 +158,14 @@ export class DraftLayouts {
       this.lastKey = key;
       // The files as the server read them for GET ?parsed=1 (memoised): the worker reads no YAML.
       const pack = buildDraftParsePack(draft.files);
+      // The worker (tsx, the engine and ELK: about 120 MB) only for a draft that may be large: a graph
+      // node comes from one object, or a few (generated and inline ones), never more than three.
+      let objects = 0;
+      for (const path of Object.keys(draft.files)) {
+        const part = pack.files[path];
+        objects += part ? part.objects.length : Infinity;
+      }
+      if (objects * 3 < this.minNodes) return;
       if (!this.compiling.has(id)) {
         let settle = () => {};
         const known = new Promise<void>((r) => (settle = r));

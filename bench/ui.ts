@@ -101,7 +101,13 @@ async function startServer(): Promise<{ url: string; child?: ChildProcess }> {
   if (given) return { url: given };
   const port = process.env.E2E_PORT ?? '3100';
   const child = spawn('bash', ['scripts/e2e-server.sh'], {
-    env: { ...process.env, E2E_PORT: port },
+    env: {
+      ...process.env,
+      E2E_PORT: port,
+      // The server's own layouts start a while after the draft settles (not the e2e second): the
+      // first open, the pan and P8 run without a server job beside them; serverReady waits for it.
+      MESHDECK_SERVER_LAYOUT_LATER_MS: process.env.MESHDECK_SERVER_LAYOUT_LATER_MS ?? '30000',
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
     detached: true,
   });
@@ -308,9 +314,12 @@ async function openFresh(browser: Browser, url: string, n: number, groups: numbe
   const draft = draftOf(groups);
   const input = firstViewLayoutInput(compileDraft(draft, LOCAL_MESH).graph, draft.layout);
   const hash = input ? graphHash(input) : undefined;
+  // 404 until the server starts on it (a while after the draft settled), then it waits for the job.
   let serverStatus: number | undefined;
-  for (let i = 0; hash && i < 12 && serverStatus !== 200; i++)
+  for (let i = 0; hash && i < 180 && serverStatus !== 200; i++) {
+    if (i > 0) await new Promise((r) => setTimeout(r, 500));
     serverStatus = (await fetch(`${url}/api/layouts/${hash}`)).status;
+  }
   const context = await browser.newContext({ baseURL: url, viewport: { width: 1600, height: 900 } });
   try {
     const page = await context.newPage();

@@ -7,7 +7,10 @@
 import { expect, type Locator, type Page, test } from '@playwright/test';
 import { parseAllDocuments } from 'yaml';
 import { syntheticDraft } from '../bench/syntheticMesh';
+import { compileDraft } from '../lib/console/compileDraft';
 import type { DraftDoc } from '../lib/console/draftDoc';
+import { firstViewLayoutInput } from '../lib/console/elkLayout';
+import { graphHash } from '../lib/console/meshGraph';
 import { guardPage, openConsole, putDraft, resetDraft, SHOTS } from './consoleHelpers';
 
 const GATEWAY = 'VirtualService/default/gateway-vsvc';
@@ -107,8 +110,10 @@ test('a 2,000-node draft opens grouped by service; a click expands a group into 
   test.setTimeout(180_000);
   await openConsole(page, GATEWAY);
   // 400 synthetic services: about 2,010 graph nodes, over the 1,500 at which the canvas groups.
-  expect(await putDraft(page, syntheticDraft(400))).toBe(200);
+  const draft = syntheticDraft(400);
+  expect(await putDraft(page, draft)).toBe(200);
   try {
+    await waitForServerLayout(page, draft);
     await page.reload();
     await expect(page.getByTestId('group-summary')).toHaveText('2,010 nodes in 400 groups', {
       timeout: 60_000,
@@ -153,8 +158,10 @@ test('a 1,000-node graph is first drawn on one canvas while its nodes mount; pan
   test.setTimeout(180_000);
   await openConsole(page, GATEWAY);
   // 200 synthetic services: about 1,010 graph nodes, flat (under the 1,500 at which the canvas groups).
-  expect(await putDraft(page, syntheticDraft(200))).toBe(200);
+  const draft = syntheticDraft(200);
+  expect(await putDraft(page, draft)).toBe(200);
   try {
+    await waitForServerLayout(page, draft);
     // What the first view looked like when the canvas started drawing it (staging).
     await page.addInitScript(() => {
       const w = window as unknown as { __staged?: { nodes: number; pixels: number } };
@@ -238,4 +245,20 @@ function layoutSources(page: Page): Promise<{ nodes: number; source: string }[]>
       return { nodes: d.nodes, source: d.source ?? 'browser' };
     }),
   );
+}
+
+/**
+ * Waits until the server has laid out the draft's first view (server/console/DraftLayouts.ts: a while
+ * after the draft settles; scripts/e2e-server.sh makes it a second), so the page opened next finds it.
+ */
+async function waitForServerLayout(page: Page, draft: DraftDoc): Promise<void> {
+  const input = firstViewLayoutInput(
+    compileDraft(draft, { xds: false, localMesh: { podsDir: '' } }).graph,
+    draft.layout,
+  );
+  expect(input).toBeDefined();
+  const hash = graphHash(input!);
+  await expect
+    .poll(async () => (await page.request.get(`/api/layouts/${hash}`)).status(), { timeout: 60_000 })
+    .toBe(200);
 }

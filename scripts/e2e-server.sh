@@ -10,6 +10,9 @@ tmp="$(mktemp -d "${TMPDIR:-/tmp}/md-e2e-XXXXXX")"
 cp -R examples/seed-example-1 "$tmp/mesh"
 export MESHDECK_STATE_DIR="$tmp/state"
 export NEXT_TELEMETRY_DISABLED=1
+# Server layouts (server/console/DraftLayouts.ts) a second after a draft settles, not ten: the large-mesh
+# tests wait for them. bench/ui.ts sets its own.
+export MESHDECK_SERVER_LAYOUT_LATER_MS="${MESHDECK_SERVER_LAYOUT_LATER_MS:-1000}"
 node bin/meshdeck.mjs serve "$tmp/mesh" --port "$port" --token e2e-token --no-xds &
 pid=$!
 stop() {

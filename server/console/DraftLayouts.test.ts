@@ -88,11 +88,11 @@ describe('DraftLayouts', () => {
     expect(warnings).toEqual([]);
   }, 90_000);
 
-  it('a save waits for edits to pause: a layout request meanwhile is not kept waiting, and opening the draft starts it at once', async () => {
-    layouts = new DraftLayouts({ localMesh: true, logger });
+  it('prepareLater waits for the draft to settle and keeps no layout request waiting meanwhile; prepare starts at once', async () => {
+    layouts = new DraftLayouts({ localMesh: true, logger, laterMs: 60_000 });
     const draft = syntheticDraft(70);
     const view = firstView(draft)!;
-    layouts.prepare(draft, 60_000);
+    layouts.prepareLater(draft);
     // Had it waited for the save's job, it would have its layout after 60 s (or the test time out).
     expect(await layouts.get(view.hash, 120_000)).toBeUndefined();
     layouts.prepare(draft);

@@ -19,6 +19,17 @@ import { DraftRegistry } from './DraftRegistry';
 import { writeFileAtomic } from './meshDirFiles';
 import { setOidcSignIn, type OidcSignIn } from './oidc';
 
+/** Set to `0` to have no server layouts (server/console/DraftLayouts.ts). */
+export const SERVER_LAYOUTS_ENV = 'MESHDECK_SERVER_LAYOUTS';
+
+/** How long a draft must stay the same before the server lays it out (ms; tests shorten it). */
+export const SERVER_LAYOUT_LATER_ENV = 'MESHDECK_SERVER_LAYOUT_LATER_MS';
+
+function laterMs(v: string | undefined): { laterMs?: number } {
+  const n = Number(v);
+  return v !== undefined && v !== '' && Number.isFinite(n) && n >= 0 ? { laterMs: n } : {};
+}
+
 /** The console token: `--token`, else $MESHDECK_CONSOLE_TOKEN, else a new random one; throws if a given one is unusable. */
 export function resolveConsoleToken(
   flag: string | undefined,
@@ -89,13 +100,22 @@ export async function serveConsole(o: ServeConsoleOptions): Promise<ServedConsol
   gitops.catch((e: unknown) =>
     (o.logger ?? console).warn(`meshdeck console: GitOps is unavailable: ${(e as Error).message}`),
   );
-  const layouts = new DraftLayouts({ localMesh: o.localMesh, logger: o.logger ?? console });
+  // MESHDECK_SERVER_LAYOUTS=0 leaves large layouts to the browsers (no worker thread, about 120 MB).
+  const layouts =
+    process.env[SERVER_LAYOUTS_ENV] === '0'
+      ? undefined
+      : new DraftLayouts({
+          localMesh: o.localMesh,
+          logger: o.logger ?? console,
+          ...laterMs(process.env[SERVER_LAYOUT_LATER_ENV]),
+        });
   // The main draft's first view is ready before the first browser opens it.
-  drafts.main.get().then(
-    (s) => layouts.prepare(s.draft),
-    () => undefined,
-  );
-  setConsoleContext({ drafts, examplesDir: o.examplesDir, gitops, layouts });
+  if (layouts)
+    drafts.main.get().then(
+      (s) => layouts.prepare(s.draft),
+      () => undefined,
+    );
+  setConsoleContext({ drafts, examplesDir: o.examplesDir, gitops, ...(layouts ? { layouts } : {}) });
   const url = consoleUrl(wildcard ? '127.0.0.1' : o.host, o.port, o.token);
   const file = runtimeFile(o.stateDir, o.port);
   await writeFileAtomic(file, `${JSON.stringify({ url, token: o.token, pid: process.pid })}\n`, 0o600);
@@ -105,7 +125,7 @@ export async function serveConsole(o: ServeConsoleOptions): Promise<ServedConsol
       setConsoleAuth(undefined);
       setOidcSignIn(undefined);
       setConsoleContext(undefined);
-      await layouts.close();
+      await layouts?.close();
       await rm(file, { force: true });
       // The GitOps start (which may be creating the local repository) finishes before dispose returns:
       // nothing keeps writing into the state directory after it.

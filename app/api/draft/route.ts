@@ -6,8 +6,6 @@ import { MAX_DRAFT_BYTES } from '@/server/console/meshDirFiles';
 import { draftOf, jsonResponse, notServing, readJsonBody, refuseForeign } from '@/server/console/routeUtil';
 
 export const dynamic = 'force-dynamic';
-/** How long saves must pause before the server lays out a saved draft's first view. */
-const LAYOUT_AFTER_SAVE_MS = 3000;
 export const runtime = 'nodejs';
 
 /**
@@ -26,9 +24,9 @@ export async function GET(req: Request): Promise<Response> {
     const state = await d.store.get();
     if (new URL(req.url).searchParams.get('parsed') !== '1') return jsonResponse(state);
     const body = jsonResponse({ ...state, parsed: buildDraftParsePack(state.draft.files) });
-    // A console is opening this draft: a large graph's first view is laid out while it compiles, and
-    // its canvas asks for it (GET /api/layouts/<hash>).
-    ctx.layouts?.prepare(state.draft);
+    // Not for this console (its own ELK costs the same, and a job now would compete with it): for the
+    // next browser that opens the draft, once it has stayed the same a while (DraftLayouts).
+    ctx.layouts?.prepareLater(state.draft);
     return body;
   } catch (e) {
     return jsonResponse({ error: `cannot read the draft: ${(e as Error).message}` }, 500);
@@ -57,7 +55,7 @@ export async function PUT(req: Request): Promise<Response> {
       // Never throws on input; if it did, the next GET reads the files itself.
     }
     // Once edits pause: the browser that saves places new nodes itself; the layout serves the next one.
-    ctx.layouts?.prepare(draft, LAYOUT_AFTER_SAVE_MS);
+    ctx.layouts?.prepareLater(draft);
   }, 0);
   return jsonResponse({ revision: outcome.revision, updatedAt: outcome.updatedAt });
 }

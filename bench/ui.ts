@@ -64,8 +64,7 @@ import { performance } from 'node:perf_hooks';
 import { type Browser, chromium, type Page } from '@playwright/test';
 import { compileDraft } from '../lib/console/compileDraft';
 import type { DraftDoc } from '../lib/console/draftDoc';
-import { firstViewLayoutInput } from '../lib/console/elkLayout';
-import { graphHash } from '../lib/console/meshGraph';
+import { draftFirstView } from '../lib/console/draftFirstView';
 import { syntheticDraft } from './syntheticMesh';
 import { pan } from './uiPan';
 
@@ -80,8 +79,6 @@ const PROXIES = 10;
 const EDITS = 5;
 const SETTLE_MS = Number(arg('settle') ?? 1500);
 const P8_MAX = Number(arg('p8-max') ?? 1000);
-/** The e2e server serves a local mesh: its console compiles so (the server's layouts too). */
-const LOCAL_MESH = { xds: false, localMesh: { podsDir: '' } };
 const SHOTS = arg('shots');
 
 const draftOf = (groups: number): DraftDoc => syntheticDraft(groups, PROXIES);
@@ -312,8 +309,7 @@ async function openedFigures(page: Page) {
  */
 async function openFresh(browser: Browser, url: string, n: number, groups: number) {
   const draft = draftOf(groups);
-  const input = firstViewLayoutInput(compileDraft(draft, LOCAL_MESH).graph, draft.layout);
-  const hash = input ? graphHash(input) : undefined;
+  const hash = draftFirstView(draft, { localMesh: true })?.hash;
   // 404 until the server starts on it (a while after the draft settled), then it waits for the job.
   let serverStatus: number | undefined;
   for (let i = 0; hash && i < 180 && serverStatus !== 200; i++) {

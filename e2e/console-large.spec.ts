@@ -7,10 +7,8 @@
 import { expect, type Locator, type Page, test } from '@playwright/test';
 import { parseAllDocuments } from 'yaml';
 import { syntheticDraft } from '../bench/syntheticMesh';
-import { compileDraft } from '../lib/console/compileDraft';
 import type { DraftDoc } from '../lib/console/draftDoc';
-import { firstViewLayoutInput } from '../lib/console/elkLayout';
-import { graphHash } from '../lib/console/meshGraph';
+import { draftFirstView } from '../lib/console/draftFirstView';
 import { guardPage, openConsole, putDraft, resetDraft, SHOTS } from './consoleHelpers';
 
 const GATEWAY = 'VirtualService/default/gateway-vsvc';
@@ -252,12 +250,9 @@ function layoutSources(page: Page): Promise<{ nodes: number; source: string }[]>
  * after the draft settles; scripts/e2e-server.sh makes it a second), so the page opened next finds it.
  */
 async function waitForServerLayout(page: Page, draft: DraftDoc): Promise<void> {
-  const input = firstViewLayoutInput(
-    compileDraft(draft, { xds: false, localMesh: { podsDir: '' } }).graph,
-    draft.layout,
-  );
-  expect(input).toBeDefined();
-  const hash = graphHash(input!);
+  const view = draftFirstView(draft, { localMesh: true });
+  expect(view).toBeDefined();
+  const { hash } = view!;
   await expect
     .poll(async () => (await page.request.get(`/api/layouts/${hash}`)).status(), { timeout: 60_000 })
     .toBe(200);

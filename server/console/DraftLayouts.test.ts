@@ -10,10 +10,9 @@ import ELK from 'elkjs/lib/elk.bundled.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GET as getLayout } from '@/app/api/layouts/[hash]/route';
 import { syntheticDraft } from '@/bench/syntheticMesh';
-import { compileDraft, type CompileOptions } from '@/lib/console/compileDraft';
 import type { DraftDoc } from '@/lib/console/draftDoc';
-import { elkGraphOf, firstViewLayoutInput, positionsOf, unpackPositions } from '@/lib/console/elkLayout';
-import { graphHash } from '@/lib/console/meshGraph';
+import { draftFirstView } from '@/lib/console/draftFirstView';
+import { elkGraphOf, positionsOf, unpackPositions } from '@/lib/console/elkLayout';
 import { exampleDraft } from '@/lib/console/testDrafts.testutil';
 import { ConsoleAuth, setConsoleAuth } from './consoleAuth';
 import { setConsoleContext } from './consoleContext';
@@ -21,12 +20,10 @@ import { DraftLayouts } from './DraftLayouts';
 import { DraftRegistry } from './DraftRegistry';
 
 const REPO = path.resolve(__dirname, '..', '..');
-const LOCAL: CompileOptions = { xds: false, localMesh: { podsDir: '' } };
 
 /** The hash and graph the console's canvas would lay out first for this draft. */
-function firstView(draft: DraftDoc, opts: CompileOptions = LOCAL) {
-  const input = firstViewLayoutInput(compileDraft(draft, opts).graph, draft.layout);
-  return input ? { input, hash: graphHash(input) } : undefined;
+function firstView(draft: DraftDoc, { localMesh } = { localMesh: true }) {
+  return draftFirstView(draft, { localMesh });
 }
 
 const warnings: string[] = [];
@@ -57,7 +54,7 @@ describe('DraftLayouts', () => {
 
   it('compiles for the cluster when not on the local mesh, as the console there does', async () => {
     const draft = syntheticDraft(70);
-    const cluster = firstView(draft, { xds: false })!;
+    const cluster = firstView(draft, { localMesh: false })!;
     layouts = new DraftLayouts({ localMesh: false, logger });
     layouts.prepare(draft);
     const got = await layouts.get(cluster.hash, 60_000);

@@ -101,13 +101,7 @@ export class DraftLayouts {
     this.scheduled = undefined;
     // Asked for now (a console opening): a layout request that comes before it is sent waits for it.
     let id: number | undefined;
-    if (delayMs === 0) {
-      id = this.nextId++;
-      let settle = () => {};
-      const known = new Promise<void>((r) => (settle = r));
-      this.compiling.set(id, { known, settle });
-      this.scheduled = id;
-    }
+    if (delayMs === 0) this.reserve((id = this.scheduled = this.nextId++));
     // Never inside the request that asks: its answer goes out first.
     this.timer = setTimeout(() => {
       this.timer = undefined;
@@ -186,11 +180,7 @@ export class DraftLayouts {
         objects += part ? part.objects.length : Infinity;
       }
       if (objects * 3 < this.minNodes) return;
-      if (!this.compiling.has(id)) {
-        let settle = () => {};
-        const known = new Promise<void>((r) => (settle = r));
-        this.compiling.set(id, { known, settle });
-      }
+      if (!this.compiling.has(id)) this.reserve(id);
       this.sentAt.set(id, performance.now());
       const request: DraftLayoutRequest = {
         id,
@@ -208,6 +198,13 @@ export class DraftLayouts {
     } finally {
       if (!sent) this.settle(id);
     }
+  }
+
+  /** Job `id` is coming: a layout request waits until its graph hash is known. */
+  private reserve(id: number): void {
+    let settle = () => {};
+    const known = new Promise<void>((r) => (settle = r));
+    this.compiling.set(id, { known, settle });
   }
 
   /** Whoever waits for job `id`'s graph hash stops waiting. */

@@ -5,17 +5,10 @@
  * known, so a browser asking for that hash waits for this layout, then the positions.
  */
 import ELK from 'elkjs/lib/elk.bundled.js';
-import { compileDraft, type CompileOptions } from '../../lib/console/compileDraft';
 import type { DraftDoc } from '../../lib/console/draftDoc';
+import { draftFirstView } from '../../lib/console/draftFirstView';
 import { type DraftParsePack, seedDraftParsePack } from '../../lib/console/draftParsePack';
-import {
-  ELK_WARM_UP,
-  elkGraphOf,
-  firstViewLayoutInput,
-  positionsOf,
-  type Positions,
-} from '../../lib/console/elkLayout';
-import { graphHash } from '../../lib/console/meshGraph';
+import { ELK_WARM_UP, elkGraphOf, positionsOf, type Positions } from '../../lib/console/elkLayout';
 
 export interface DraftLayoutRequest {
   id: number;
@@ -56,13 +49,12 @@ export async function runDraftLayoutJob(
   const start = performance.now();
   try {
     if (req.pack) seedDraftParsePack(req.draft.files, req.pack);
-    const opts: CompileOptions = req.localMesh ? { xds: false, localMesh: { podsDir: '' } } : { xds: false };
-    const { graph } = compileDraft(req.draft, opts);
-    const input = firstViewLayoutInput(graph, req.draft.layout);
-    if (!input) return reply({ id: req.id, kind: 'none', why: 'the canvas places this graph without ELK' });
+    const view = draftFirstView(req.draft, { localMesh: req.localMesh });
+    if (!view) return reply({ id: req.id, kind: 'none', why: 'the canvas places this graph without ELK' });
+    const { input } = view;
     if (input.nodes.length < req.minNodes)
       return reply({ id: req.id, kind: 'none', why: `${input.nodes.length} nodes: the browser lays it out` });
-    hash = graphHash(input);
+    hash = view.hash;
     if (req.known.includes(hash)) return reply({ id: req.id, kind: 'none', why: 'laid out already' });
     reply({ id: req.id, kind: 'hash', hash, compileMs: performance.now() - start });
     await warmElk();

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { L7mpConfig } from '@/lib/model/l7mp';
+import fc from 'fast-check';
 import {
   canonicalL7mpCluster,
   canonicalL7mpConfig,
@@ -201,5 +202,69 @@ describe('canonicalL7mpConfig', () => {
     expect(c.clusters.map((x) => x.name)).toEqual(['c1', 'c2']);
     // Pure: the input is untouched.
     expect(config.listeners[0]?.name).toBe('l2');
+  });
+});
+
+/** The definition sameL7mp had before it compared in place: JSON of key-sorted copies. */
+function sameAsSortedJson(a: unknown, b: unknown): boolean {
+  const sorted = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(sorted)
+      : v !== null && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .filter((k) => (v as Record<string, unknown>)[k] !== undefined)
+              .map((k) => [k, sorted((v as Record<string, unknown>)[k])]),
+          )
+        : v;
+  return JSON.stringify(sorted(a)) === JSON.stringify(sorted(b));
+}
+
+/** The same value with every object's keys in reverse order. */
+function reversedKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(reversedKeys);
+  if (v === null || typeof v !== 'object') return v;
+  return Object.fromEntries(
+    Object.keys(v)
+      .reverse()
+      .map((k) => [k, reversedKeys((v as Record<string, unknown>)[k])]),
+  );
+}
+
+describe('sameL7mp', () => {
+  const value = fc.anything({
+    maxDepth: 3,
+    key: fc.constantFrom('a', 'b', 'c', 'name', 'spec'),
+    values: [
+      fc.constant(undefined),
+      fc.constant(null),
+      fc.constantFrom(0, -0, 1, NaN, Infinity),
+      fc.boolean(),
+      fc.constantFrom('', 'x', '0', 'null'),
+    ],
+  });
+
+  it('agrees with comparing the JSON of key-sorted copies', () => {
+    fc.assert(
+      fc.property(value, value, (a, b) => {
+        expect(sameL7mp(a, b)).toBe(sameAsSortedJson(a, b));
+        expect(sameL7mp(a, reversedKeys(a))).toBe(true);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('tells apart what JSON tells apart, and only that', () => {
+    expect(sameL7mp({ a: 1, b: undefined }, { a: 1 })).toBe(true);
+    expect(sameL7mp([undefined], [null])).toBe(true);
+    expect(sameL7mp({ a: NaN }, { a: null })).toBe(true);
+    expect(sameL7mp(undefined, null)).toBe(false);
+    expect(sameL7mp({ a: 1 }, { a: 1, b: 2 })).toBe(false);
+    expect(sameL7mp({ a: [1, 2] }, { a: [2, 1] })).toBe(false);
+    expect(sameL7mp({ a: '1' }, { a: 1 })).toBe(false);
+    expect(sameL7mp([], {})).toBe(false);
+    expect(sameL7mp([1, null], [1])).toBe(false);
+    expect(sameL7mp([1], [1, undefined])).toBe(false);
   });
 });

@@ -170,7 +170,49 @@ export function canonicalL7mpConfig(config: L7mpConfig): L7mpConfig {
   };
 }
 
-/** Whether two values are equal as JSON after key sorting (use on canonical forms). */
+/**
+ * Whether two values are equal as JSON after key sorting (use on canonical forms). Compared in place,
+ * without copies or strings: diffL7mp calls it for every object of every proxy on every push.
+ */
 export function sameL7mp(a: unknown, b: unknown): boolean {
-  return JSON.stringify(sortKeysDeep(a)) === JSON.stringify(sortKeysDeep(b));
+  // JSON.stringify(undefined) is undefined itself, not 'null'.
+  if (omitted(a) || omitted(b)) return omitted(a) && omitted(b);
+  return sameJson(jsonScalar(a), jsonScalar(b));
+}
+
+/** What JSON.stringify writes for a value in an array: null for undefined, functions and non-finite numbers. */
+function jsonScalar(value: unknown): unknown {
+  if (value === undefined || typeof value === 'function' || typeof value === 'symbol') return null;
+  if (typeof value === 'number' && !Number.isFinite(value)) return null;
+  return value;
+}
+
+/** A member JSON.stringify leaves out of an object. */
+function omitted(value: unknown): boolean {
+  return value === undefined || typeof value === 'function' || typeof value === 'symbol';
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  // Scalars must be identical (=== already equates 0 and -0, which JSON writes alike).
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const bs = b as unknown[];
+    if (a.length !== bs.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(jsonScalar(a[i]), jsonScalar(bs[i]))) return false;
+    return true;
+  }
+  const ao = a as Record<string, unknown>;
+  const bo = b as Record<string, unknown>;
+  let count = 0;
+  for (const key of Object.keys(ao)) {
+    const value = ao[key];
+    if (omitted(value)) continue;
+    count++;
+    if (!Object.hasOwn(bo, key) || omitted(bo[key])) return false;
+    if (!sameJson(jsonScalar(value), jsonScalar(bo[key]))) return false;
+  }
+  for (const key of Object.keys(bo)) if (!omitted(bo[key])) count--;
+  return count === 0;
 }

@@ -35,9 +35,9 @@ function index<T extends { name: string }>(items: readonly T[]): Map<string, T> 
   return map;
 }
 
-/** The cluster without its endpoints: what decides between re-adding a cluster and endpoint calls. */
-function clusterShell(cluster: L7mpCluster): L7mpCluster {
-  const { endpoints: _endpoints, ...shell } = canonicalL7mpCluster(cluster);
+/** A canonical cluster without its endpoints: what decides between re-adding a cluster and endpoint calls. */
+function clusterShell(canonical: L7mpCluster): L7mpCluster {
+  const { endpoints: _endpoints, ...shell } = canonical;
   return shell;
 }
 
@@ -175,8 +175,13 @@ export function diffL7mp(live: L7mpConfig, desired: L7mpConfig): L7mpOperation[]
       });
       continue;
     }
-    if (!sameL7mp(clusterShell(was), clusterShell(want))) {
-      const reason = describeL7mpChange('cluster', clusterShell(was), clusterShell(want));
+    // Canonicalised once per side: every cluster of every proxy passes here on every push.
+    const wasCanonical = canonicalL7mpCluster(was);
+    const wantCanonicalCluster = canonicalL7mpCluster(want);
+    const wasShell = clusterShell(wasCanonical);
+    const wantShell = clusterShell(wantCanonicalCluster);
+    if (!sameL7mp(wasShell, wantShell)) {
+      const reason = describeL7mpChange('cluster', wasShell, wantShell);
       deleteClusters.push({ method: 'DELETE', path: l7mpPaths.cluster(name), kind: 'cluster', name, reason });
       addClusters.push({
         method: 'POST',
@@ -189,8 +194,8 @@ export function diffL7mp(live: L7mpConfig, desired: L7mpConfig): L7mpOperation[]
       continue;
     }
     // Same shell: reconcile endpoints one by one (compared canonically, so a virtual cluster has none).
-    const wasEndpoints = index(canonicalL7mpCluster(was).endpoints ?? []);
-    const wantCanonical = index(canonicalL7mpCluster(want).endpoints ?? []);
+    const wasEndpoints = index(wasCanonical.endpoints ?? []);
+    const wantCanonical = index(wantCanonicalCluster.endpoints ?? []);
     const wantEndpoints = index(want.endpoints ?? []);
     for (const [epName, wasEp] of wasEndpoints) {
       const wantEp = wantCanonical.get(epName);
@@ -241,13 +246,15 @@ export function diffL7mp(live: L7mpConfig, desired: L7mpConfig): L7mpOperation[]
   const keptRoutes = new Set<string>();
   for (const [name, was] of liveRoutes) {
     const want = desiredRoutes.get(name);
-    if (want !== undefined && sameL7mp(canonicalL7mpRoute(was), canonicalL7mpRoute(want))) {
+    const wasRoute = canonicalL7mpRoute(was);
+    const wantRoute = want === undefined ? undefined : canonicalL7mpRoute(want);
+    if (wantRoute !== undefined && sameL7mp(wasRoute, wantRoute)) {
       keptRoutes.add(name);
       continue;
     }
     const reason =
-      want !== undefined
-        ? describeL7mpChange('route', canonicalL7mpRoute(was), canonicalL7mpRoute(want))
+      wantRoute !== undefined
+        ? describeL7mpChange('route', wasRoute, wantRoute)
         : LEFTOVER_ROUTE.test(name)
           ? 'auto-generated route left over from a deleted listener or rule removed'
           : 'route removed';
@@ -280,11 +287,13 @@ export function diffL7mp(live: L7mpConfig, desired: L7mpConfig): L7mpOperation[]
   const desiredListeners = index(desired.listeners);
   for (const [name, was] of liveListeners) {
     const want = desiredListeners.get(name);
-    if (want !== undefined && sameL7mp(canonicalL7mpListener(was), canonicalL7mpListener(want))) continue;
+    const wasListener = canonicalL7mpListener(was);
+    const wantListener = want === undefined ? undefined : canonicalL7mpListener(want);
+    if (wantListener !== undefined && sameL7mp(wasListener, wantListener)) continue;
     const reason =
-      want === undefined
+      wantListener === undefined
         ? 'listener removed'
-        : describeL7mpChange('listener', canonicalL7mpListener(was), canonicalL7mpListener(want));
+        : describeL7mpChange('listener', wasListener, wantListener);
     deleteListeners.push(...deleteListenerOps(was, reason, keptRoutes));
     if (want !== undefined) {
       addListeners.push({

@@ -282,5 +282,28 @@ describe('L7mpRestClient', () => {
       .catch((e: unknown) => e)) as L7mpUnreachableError;
     expect(refused).toBeInstanceOf(L7mpUnreachableError);
     expect(refused.reason).toContain('ECONNREFUSED');
+
+    const already = new AbortController();
+    already.abort();
+    const early = (await client
+      .get('/api/v1/clusters', { signal: already.signal })
+      .catch((e: unknown) => e)) as L7mpUnreachableError;
+    expect(early).toBeInstanceOf(L7mpUnreachableError);
+    expect(early.reason).toBe('aborted');
+
+    // An apiUrl that cannot be parsed fails each request the same way, never the constructor.
+    const malformed = new L7mpRestClient('http://[not-an-address');
+    const invalid = (await malformed
+      .get('/api/v1/clusters')
+      .catch((e: unknown) => e)) as L7mpUnreachableError;
+    expect(invalid).toBeInstanceOf(L7mpUnreachableError);
+    expect(invalid.reason).toContain('Invalid URL');
+  });
+
+  it('sends to the path of the apiUrl, with or without a trailing slash', async () => {
+    handler = (_req, res) => reply(res, 200, []);
+    await new L7mpRestClient(`${apiUrl}/mesh/gw-1/`).get('/api/v1/clusters');
+    await new L7mpRestClient(apiUrl).get('/api/v1/routes');
+    expect(seen.map((s) => s.url)).toEqual(['/mesh/gw-1/api/v1/clusters', '/api/v1/routes']);
   });
 });

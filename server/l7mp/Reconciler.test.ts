@@ -161,6 +161,30 @@ describe('Reconciler with two proxies (real l7mp)', { timeout: 60_000 }, () => {
     expect(await liveDiff(p1.apiUrl, mesh(port1, 1))).toEqual([]);
   });
 
+  it('emits a state only when it changed, and every state event is a deep copy', async () => {
+    const r = reconciler();
+    const seen = collect(r);
+    r.setDesired({ a: { apiUrl: p1.apiUrl, config: mesh(port1, 0) } });
+    await r.whenIdle();
+    r.setDesired({ a: { apiUrl: p1.apiUrl, config: mesh(port1, 1) } });
+    await r.whenIdle();
+    expect(seen.states.map((s) => s.phase)).toEqual([
+      'pending',
+      'syncing',
+      'synced',
+      'pending',
+      'syncing',
+      'synced',
+    ]);
+    for (let i = 1; i < seen.states.length; i++) expect(seen.states[i]).not.toEqual(seen.states[i - 1]);
+    const last = seen.states.at(-1)!;
+    expect(last).toEqual(r.state('a'));
+    last.lastPush!.operations = -1;
+    last.lastCheck!.drift = -1;
+    expect(r.state('a')!.lastPush!.operations).not.toBe(-1);
+    expect(r.state('a')!.lastCheck!.drift).not.toBe(-1);
+  });
+
   it('a change during a push marks the proxy dirty and reruns it afterwards', async () => {
     const r = reconciler();
     r.setDesired({ a: { apiUrl: p1.apiUrl, config: mesh(port1, 0) } });

@@ -121,6 +121,12 @@ export interface StartProxyOptions {
 }
 
 const SPARE_LOG_LEVEL: L7mpLogLevel = 'warn';
+/**
+ * Node flags of every proxy process. A 2 MB young generation instead of V8's 16 MB: measured with
+ * bench:l7mp (20 proxies, quiet machine), 134-146 -> 111-121 MB RSS per proxy, with the same push
+ * latency and start-up time (within the run-to-run noise).
+ */
+export const L7MP_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2'];
 const MAX_LINE = 4000;
 const PRE_TAKE_LINES = 200;
 const POLL_MS = 50;
@@ -525,7 +531,7 @@ export class L7mpSupervisor extends EventEmitter<L7mpSupervisorEvents> {
     const proc = fork(this.childScript, args, {
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       // Not the parent's flags: under tsx/vitest they load TypeScript hooks into every proxy.
-      execArgv: [],
+      execArgv: [...L7MP_NODE_FLAGS],
       // Own process group: a terminal's Ctrl-C reaches Meshdeck only, which then stops the proxies
       // in order instead of racing their restarts.
       detached: true,

@@ -5,7 +5,16 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { getConsoleAuth } from './consoleAuth';
 import { getConsoleContext } from './consoleContext';
-import { consoleUrl, findConsoleToken, resolveConsoleToken, runtimeFile, serveConsole } from './serveConsole';
+import {
+  consoleUrl,
+  findConsoleToken,
+  resolveConsoleToken,
+  runtimeFile,
+  SERVER_LAYOUT_LATER_ENV,
+  SERVER_LAYOUTS_ENV,
+  serveConsole,
+  serverLayoutOptions,
+} from './serveConsole';
 
 let tmp: string;
 beforeEach(async () => {
@@ -33,6 +42,19 @@ describe('the console token of meshdeck serve', () => {
   });
 });
 
+describe('serverLayoutOptions', () => {
+  it('is off only for MESHDECK_SERVER_LAYOUTS=0, and takes a delay of ms >= 0', () => {
+    expect(serverLayoutOptions({ [SERVER_LAYOUTS_ENV]: '0' })).toBeUndefined();
+    expect(serverLayoutOptions({ [SERVER_LAYOUTS_ENV]: '1' })).toEqual({});
+    expect(serverLayoutOptions({})).toEqual({});
+    expect(serverLayoutOptions({ [SERVER_LAYOUT_LATER_ENV]: '1000' })).toEqual({ laterMs: 1000 });
+    expect(serverLayoutOptions({ [SERVER_LAYOUT_LATER_ENV]: '0' })).toEqual({ laterMs: 0 });
+    for (const bad of ['', ' ', 'soon', '-5', 'Infinity']) {
+      expect(serverLayoutOptions({ [SERVER_LAYOUT_LATER_ENV]: bad })).toEqual({});
+    }
+  });
+});
+
 describe('serveConsole', () => {
   it('installs sign-in and the draft, writes a 0600 runtime file for meshdeck probe, and removes it all on dispose', async () => {
     const served = await serveConsole({
@@ -49,6 +71,7 @@ describe('serveConsole', () => {
       expect(getConsoleAuth()!.login('serve-test-token')).toBeDefined();
       expect(getConsoleAuth()!.login('other-token')).toBeUndefined();
       expect(getConsoleContext()!.drafts.meshDir).toBe(path.join(tmp, 'mesh'));
+      expect(getConsoleContext()!.layouts).toBeDefined();
       const file = runtimeFile(tmp, 3999);
       expect((await stat(file)).mode & 0o777).toBe(0o600);
       expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({

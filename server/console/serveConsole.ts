@@ -25,9 +25,17 @@ export const SERVER_LAYOUTS_ENV = 'MESHDECK_SERVER_LAYOUTS';
 /** How long a draft must stay the same before the server lays it out (ms; tests shorten it). */
 export const SERVER_LAYOUT_LATER_ENV = 'MESHDECK_SERVER_LAYOUT_LATER_MS';
 
-function laterMs(v: string | undefined): { laterMs?: number } {
+/**
+ * Server layouts as the environment asks for them: undefined when turned off (`MESHDECK_SERVER_LAYOUTS=0`),
+ * else DraftLayouts options (a delay that is not a number of ms >= 0 is ignored: the default stays).
+ */
+export function serverLayoutOptions(
+  env: Readonly<Record<string, string | undefined>>,
+): { laterMs?: number } | undefined {
+  if (env[SERVER_LAYOUTS_ENV] === '0') return undefined;
+  const v = env[SERVER_LAYOUT_LATER_ENV];
   const n = Number(v);
-  return v !== undefined && v !== '' && Number.isFinite(n) && n >= 0 ? { laterMs: n } : {};
+  return v !== undefined && v.trim() !== '' && Number.isFinite(n) && n >= 0 ? { laterMs: n } : {};
 }
 
 /** The console token: `--token`, else $MESHDECK_CONSOLE_TOKEN, else a new random one; throws if a given one is unusable. */
@@ -101,14 +109,10 @@ export async function serveConsole(o: ServeConsoleOptions): Promise<ServedConsol
     (o.logger ?? console).warn(`meshdeck console: GitOps is unavailable: ${(e as Error).message}`),
   );
   // MESHDECK_SERVER_LAYOUTS=0 leaves large layouts to the browsers (no worker thread, about 120 MB).
-  const layouts =
-    process.env[SERVER_LAYOUTS_ENV] === '0'
-      ? undefined
-      : new DraftLayouts({
-          localMesh: o.localMesh,
-          logger: o.logger ?? console,
-          ...laterMs(process.env[SERVER_LAYOUT_LATER_ENV]),
-        });
+  const layoutOptions = serverLayoutOptions(process.env);
+  const layouts = layoutOptions
+    ? new DraftLayouts({ localMesh: o.localMesh, logger: o.logger ?? console, ...layoutOptions })
+    : undefined;
   // The main draft's first view is ready before the first browser opens it.
   if (layouts)
     drafts.main.get().then(

@@ -204,7 +204,9 @@ describe('Programmed of a proxyless gRPC client follows its ADS stream (real kub
       ['VirtualService', 'echo'],
       ['Target', 'echo-split'],
     ] as const) {
-      const p = await programmedBecomes(kind, name, 'False');
+      // Programmed is False/Pending ("waiting for …") while the bad config is out and not yet answered:
+      // wait for the NACK itself.
+      const p = await programmedBecomes(kind, name, 'False', (m) => m.includes('NACKed'));
       expect(p.reason).toBe('ProxyError');
       expect(p.message).toMatch(new RegExp(`^${CLIENT}: NACKed CDS \\S+: xDS response validation errors: `));
       expect(p.message).toContain('unsupported lb_policy: LEAST_REQUEST');

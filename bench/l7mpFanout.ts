@@ -14,10 +14,20 @@
  * is the control plane's own share: until the first request is written to its socket (Node's
  * `http.client.request.start`, published from ClientRequest#_finish) no proxy has work. The CPU time
  * each round costs the l7mp processes and this control plane is reported too, because on a 2-core
- * machine it bounds the latency: no push can beat (l7mp CPU + our CPU) / 2.
+ * machine it bounds the latency: no push can beat (l7mp CPU + our CPU) / 2. `l7mpThreadsPerRoundMs`
+ * splits l7mp's CPU into its main threads (the REST calls) and its other threads (V8's GC helpers and
+ * compilers), from /proc/<pid>/task/<tid>/schedstat over all measured rounds.
+ *
+ * `--turbofan` keeps V8's optimizing compiler on in the proxies after start-up
+ * (server/localMesh/l7mpChild.cjs says why it is off), for an A/B.
+ *
+ * `--floor-cpu-ms X` runs the same rounds against bench/l7mpFloorServer.mjs instead of l7mp (see
+ * there): the floor this machine's scheduling leaves for X ms of CPU per call.
  */
+import { fork, type ChildProcess } from 'node:child_process';
 import diagnostics from 'node:diagnostics_channel';
-import { readFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -38,6 +48,16 @@ const changes = arg('changes', 50);
 const warmup = arg('warmup', 150);
 const gapMs = arg('gap-ms', 50);
 const basePort = arg('base-port', 21000);
+/**
+ * With --floor-cpu-ms X the proxies are bench/l7mpFloorServer.mjs, not l7mp: servers that accept every
+ * call after spending X ms of CPU on it. Set X to l7mp's CPU per call (cpuPerRoundMs.l7mpMedian of a real
+ * run / requestsPerRound) to see the floor this machine's scheduling leaves for that cost.
+ */
+const floorCpuMs = arg('floor-cpu-ms', NaN);
+const floor = Number.isFinite(floorCpuMs);
+/** --turbofan keeps V8's optimizing compiler on in the proxies after start-up (l7mpChild.cjs turns it off). */
+const turbofan = process.argv.includes('--turbofan');
+if (turbofan) process.env.MESHDECK_L7MP_TURBOFAN = '1';
 /** Rounds right after startup reported apart: what a freshly started mesh shows. */
 const FIRST_ROUNDS = 10;
 
@@ -93,6 +113,28 @@ function slice(round: number): EndpointSlice {
   };
 }
 
+/** CPU ms of every thread of `pids`: main threads (tid = pid) and all others, from schedstat (ns). */
+function threadCpuMs(pids: readonly number[]): { main: number; other: number } {
+  const out = { main: 0, other: 0 };
+  for (const pid of pids) {
+    let tids: string[] = [];
+    try {
+      tids = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue;
+    }
+    for (const tid of tids) {
+      try {
+        const ns = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+        out[Number(tid) === pid ? 'main' : 'other'] += ns / 1e6;
+      } catch {
+        // The thread ended between the listing and the read.
+      }
+    }
+  }
+  return out;
+}
+
 function rssMb(pid: number): number {
   try {
     const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -104,6 +146,17 @@ function rssMb(pid: number): number {
 
 const stateDir = await mkdtemp(path.join(os.tmpdir(), 'md-bench-'));
 const supervisor = new L7mpSupervisor({ stateDir, warmSpares: 0, startTimeoutMs: 120000 });
+const floorServers: ChildProcess[] = [];
+
+/** Starts one floor server (see --floor-cpu-ms) and resolves once it listens. */
+async function startFloorServer(host: string, port: number): Promise<void> {
+  const args = [host, String(port), String(floorCpuMs)];
+  const child = fork(new URL('./l7mpFloorServer.mjs', import.meta.url), args, {
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+  });
+  floorServers.push(child);
+  await once(child.stdout!, 'data');
+}
 const reconciler = new Reconciler({
   driftIntervalMs: 0,
   logger: { info() {}, warn() {}, error: console.error } as never,
@@ -112,7 +165,9 @@ try {
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: proxies }, (_, i) =>
-      supervisor.start({ id: `default/gw-${i}`, apiPort: basePort + i }),
+      floor
+        ? startFloorServer(`127.0.0.${10 + i}`, basePort + i)
+        : supervisor.start({ id: `default/gw-${i}`, apiPort: basePort + i }),
     ),
   );
   const startupMs = performance.now() - t0;
@@ -128,7 +183,9 @@ try {
   await reconciler.whenIdle();
   const initialPushMs = performance.now() - t0 - startupMs;
 
-  const pids = supervisor.statuses().flatMap((st) => (st.pid ? [st.pid] : []));
+  const pids = floor
+    ? floorServers.flatMap((c) => (c.pid ? [c.pid] : []))
+    : supervisor.statuses().flatMap((st) => (st.pid ? [st.pid] : []));
   const l7mpCpu = () => pids.reduce((sum, pid) => sum + (processCpuMs(pid) || 0), 0);
   const times: number[] = [];
   // When the first request of a round is written: the control plane's own share of the critical path
@@ -137,9 +194,11 @@ try {
   const onRequest = () => (firstRequestAt ??= performance.now());
   diagnostics.subscribe('http.client.request.start', onRequest);
   const firstRequest: number[] = [];
+  const rounds: { ms: number; firstRequestMs: number }[] = [];
   const firstRounds: number[] = [];
   const l7mpCpuPerRound: number[] = [];
   const ourCpuPerRound: number[] = [];
+  let threads0 = threadCpuMs(pids);
   for (let round = 1; round <= warmup + changes; round++) {
     await new Promise((resolve) => setTimeout(resolve, gapMs));
     const c0 = l7mpCpu();
@@ -151,26 +210,33 @@ try {
     await reconciler.whenIdle();
     const t = performance.now() - s;
     if (!reconciler.states().every((x) => x.inSync))
-      throw new Error(`round ${round}: not every proxy in sync`);
+      throw new Error(
+        `round ${round}: not every proxy in sync: ${JSON.stringify(reconciler.states().find((x) => !x.inSync))}`,
+      );
     if (u.changedProxies.length !== proxies)
       throw new Error(`round ${round}: ${u.changedProxies.length} proxies changed`);
     if (round <= FIRST_ROUNDS) firstRounds.push(t);
+    if (round === warmup) threads0 = threadCpuMs(pids);
     if (round <= warmup) continue;
     if (firstRequestAt !== undefined) firstRequest.push(firstRequestAt - s);
     times.push(t);
+    rounds.push({ ms: t, firstRequestMs: firstRequestAt === undefined ? NaN : firstRequestAt - s });
     l7mpCpuPerRound.push(l7mpCpu() - c0);
     const m = process.cpuUsage(m0);
     ourCpuPerRound.push((m.user + m.system) / 1000);
   }
   diagnostics.unsubscribe('http.client.request.start', onRequest);
+  const threads1 = threadCpuMs(pids);
   times.sort((a, b) => a - b);
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
   const pct = (p: number) => times[Math.min(times.length - 1, Math.floor((p / 100) * times.length))] ?? NaN;
-  const l7mpRss = supervisor.statuses().reduce((sum, st) => sum + (st.pid ? rssMb(st.pid) : 0), 0);
+  const l7mpRss = pids.reduce((sum, pid) => sum + rssMb(pid), 0);
   const r = (x: number) => Math.round(x * 10) / 10;
   console.log(
     JSON.stringify({
       proxies,
+      ...(floor ? { floorServersNotL7mp: { cpuMsPerCall: floorCpuMs } } : {}),
+      ...(turbofan ? { turbofan } : {}),
       changes,
       warmup,
       gapMs,
@@ -182,9 +248,18 @@ try {
       },
       changeToLastProxyConfiguredMs: {
         p50: r(pct(50)),
+        p90: r(pct(90)),
+        p95: r(pct(95)),
         p99: r(pct(99)),
         max: r(times[times.length - 1] ?? NaN),
+        // With 100 rounds or fewer the p99 is the slowest round: how many rounds missed the goal says more.
+        over150: times.filter((t) => t > 150).length,
       },
+      // Whether the slowest rounds were late in the control plane (first request) or in the proxies.
+      slowestRounds: [...rounds]
+        .sort((a, b) => b.ms - a.ms)
+        .slice(0, 5)
+        .map((x) => ({ ms: r(x.ms), firstRequestMs: r(x.firstRequestMs) })),
       firstRounds: {
         rounds: firstRounds.length,
         p50: r(median(firstRounds)),
@@ -193,6 +268,10 @@ try {
       cpuPerRoundMs: {
         l7mpMedian: r(median(l7mpCpuPerRound)),
         controlPlaneMedian: r(median(ourCpuPerRound)),
+      },
+      l7mpThreadsPerRoundMs: {
+        main: r((threads1.main - threads0.main) / changes),
+        other: r((threads1.other - threads0.other) / changes),
       },
       requestsPerRound: proxies * 2,
       memoryMb: {
@@ -205,5 +284,6 @@ try {
 } finally {
   await reconciler.stop();
   await supervisor.stopAll();
+  for (const child of floorServers) child.kill();
   await rm(stateDir, { recursive: true, force: true });
 }

@@ -124,9 +124,10 @@ const SPARE_LOG_LEVEL: L7mpLogLevel = 'warn';
 /**
  * Node flags of every proxy process. A 2 MB young generation instead of V8's 16 MB: measured with
  * bench:l7mp (20 proxies, quiet machine), 134-146 -> 111-121 MB RSS per proxy, with the same push
- * latency and start-up time (within the run-to-run noise).
+ * latency and start-up time (within the run-to-run noise). (TurboFan is turned off at run time, once
+ * l7mp is initialised, by l7mpChild.cjs: a flag here would slow the start-up down as well.)
  */
-export const L7MP_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2'];
+const L7MP_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2'];
 const MAX_LINE = 4000;
 const PRE_TAKE_LINES = 200;
 const POLL_MS = 50;

@@ -72,9 +72,26 @@ const initialized = new Promise((resolve) => (markInitialized = resolve));
 const run = L7mp.prototype.run;
 L7mp.prototype.run = async function (...args) {
   await run.apply(this, args);
+  stopOptimizing();
   markInitialized();
   send({ type: 'initialized' });
 };
+
+/**
+ * Turns V8's optimizing compiler (TurboFan) off once l7mp is initialised: the start-up (the OpenAPI
+ * compile) keeps its optimized code, but the REST calls and the traffic that follow run on V8's baseline
+ * code. A proxy of a mesh gets few calls, so TurboFan was still compiling l7mp's request path hundreds of
+ * pushes later, on background threads: 40 ms of CPU per push across 20 proxies, in bursts, because
+ * proxies that get the same calls reach the same thresholds in the same push. Those bursts were the
+ * slow pushes (bench/l7mpFanout.ts, 20 proxies, 300 changes on 2 cores: p50 84-86 ms, p99 214-228 ms
+ * with TurboFan; p50 109-116 ms, p99 133-141 ms without). The baseline code costs a little more per
+ * call and nothing in bursts. V8 reads the flag at each tier-up decision, so setting it at run time
+ * works (already optimized functions stay optimized).
+ */
+function stopOptimizing() {
+  if (process.env.MESHDECK_L7MP_TURBOFAN === '1') return;
+  require('node:v8').setFlagsFromString('--no-opt');
+}
 
 process.on('message', (message) => {
   if (message && message.type === 'listen') void listen(message);

@@ -182,9 +182,7 @@ export function sameL7mp(a: unknown, b: unknown): boolean {
 
 /** What JSON.stringify writes for a value in an array: null for undefined, functions and non-finite numbers. */
 function jsonScalar(value: unknown): unknown {
-  if (value === undefined || typeof value === 'function' || typeof value === 'symbol') return null;
-  if (typeof value === 'number' && !Number.isFinite(value)) return null;
-  return value;
+  return omitted(value) || (typeof value === 'number' && !Number.isFinite(value)) ? null : value;
 }
 
 /** A member JSON.stringify leaves out of an object. */

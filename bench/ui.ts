@@ -3,7 +3,9 @@
  * object. Figures, never assertions; not part of `npm test`.
  *
  *   node --import tsx bench/ui.ts [--url http://127.0.0.1:3100] [--token e2e-token] [--sizes 500,1000,5000]
- *     [--p8-max 1000] [--shots test-results]
+ *     [--p8-max 1000] [--shots test-results] [--no-warmup]
+ *
+ * --no-warmup turns off the compile worker's idle-time JIT warm-up (lib/console/jitWarmup.ts), for an A/B.
  *
  * Without --url it starts scripts/e2e-server.sh (needs `next build`; port $E2E_PORT or 3100) and stops
  * it at the end. Each mesh is the synthetic mesh of bench/syntheticMesh.ts (VirtualService -> Route ->
@@ -80,6 +82,9 @@ const EDITS = 5;
 const SETTLE_MS = Number(arg('settle') ?? 1500);
 const P8_MAX = Number(arg('p8-max') ?? 1000);
 const SHOTS = arg('shots');
+const NO_WARMUP = process.argv.includes('--no-warmup');
+/** Every page of the bench runs with this before the console's scripts. */
+const INIT = `window.__name = (f) => f;${NO_WARMUP ? " localStorage.setItem('meshdeck:jit-warmup', 'off');" : ''}`;
 
 const draftOf = (groups: number): DraftDoc => syntheticDraft(groups, PROXIES);
 const t0 = performance.now();
@@ -319,7 +324,7 @@ async function openFresh(browser: Browser, url: string, n: number, groups: numbe
   const context = await browser.newContext({ baseURL: url, viewport: { width: 1600, height: 900 } });
   try {
     const page = await context.newPage();
-    await page.addInitScript({ content: 'window.__name = (f) => f;' });
+    await page.addInitScript({ content: INIT });
     await page.addInitScript(OBSERVER);
     await page.goto(`/?bench=${n}&fresh=1`);
     return { serverStatus, ...(await openedFigures(page)) };
@@ -343,7 +348,7 @@ async function main() {
     // tsx compiles this file with keepNames: functions passed to the page call its `__name` helper,
     // which the page lacks. Without this the observer threw at once and the first run waited 300 s
     // for a layout it could never see.
-    await page.addInitScript({ content: 'window.__name = (f) => f;' });
+    await page.addInitScript({ content: INIT });
     await page.addInitScript(OBSERVER);
     await page.goto('/?token=' + encodeURIComponent(token));
     await page.waitForFunction(
@@ -519,6 +524,7 @@ async function main() {
         bench: 'ui',
         browser: 'chromium (Debian)',
         viewport: '1600x900',
+        jitWarmup: !NO_WARMUP,
         // Figures from a shared machine swing with its load; this says how loaded it was.
         cpus: cpus().length,
         loadavg1mAtEnd: Math.round(loadavg()[0]! * 10) / 10,

@@ -4,6 +4,7 @@ import { compilationForTransfer, compileDraft, type CompileOptions } from '../..
 import type { DraftDoc } from '../../lib/console/draftDoc';
 import { type ParsedFileObjects, takeParsedFiles } from '../../lib/console/draftModel';
 import { seedDraftParsePack } from '../../lib/console/draftParsePack';
+import { JitWarmup } from '../../lib/console/jitWarmup';
 import type { OfferedParsePack } from './parsePackHandoff';
 
 export interface CompileRequest {
@@ -12,6 +13,8 @@ export interface CompileRequest {
   opts: CompileOptions;
   /** The server's read of a draft's files, the first time the worker hears of it (parsePackHandoff). */
   pack?: OfferedParsePack;
+  /** Compiles of the same draft allowed in idle time after a slow one (lib/console/jitWarmup.ts). */
+  warmup?: number;
 }
 
 /** The worker's answer to a CompileRequest. */
@@ -30,14 +33,27 @@ const scope = self as unknown as {
   postMessage(message: unknown): void;
 };
 
+/** The last request, which the warm-up compiles again. */
+let last: CompileRequest | undefined;
+let warmup: JitWarmup | undefined;
+
 scope.onmessage = (e) => {
   const { id, draft, opts, pack } = e.data;
+  warmup?.interrupt();
   try {
     const start = performance.now();
     if (pack) seedDraftParsePack(pack.files, pack.pack);
     const result = compilationForTransfer(compileDraft(draft, opts));
     const ms = Math.round(performance.now() - start);
     scope.postMessage({ id, result, parsed: takeParsedFiles(), ms } satisfies CompileReply);
+    last = e.data;
+    warmup ??= new JitWarmup({
+      budget: e.data.warmup ?? 0,
+      step: () => {
+        if (last) compilationForTransfer(compileDraft(last.draft, last.opts));
+      },
+    });
+    warmup.compiled(ms);
   } catch (err) {
     // compileDraft never throws; a result that cannot be cloned would, and the caller compiles it itself.
     scope.postMessage({ id, error: err instanceof Error ? err.message : String(err) } satisfies CompileReply);

@@ -19,6 +19,18 @@ interface Timing {
   workerMs?: number;
 }
 
+/**
+ * Idle-time compiles the worker may run to warm V8 up after a slow compile (lib/console/jitWarmup.ts).
+ * `localStorage['meshdeck:jit-warmup'] = 'off'` turns them off, for an A/B (bench/ui.ts --no-warmup).
+ */
+function warmupBudget(): number {
+  try {
+    return localStorage.getItem('meshdeck:jit-warmup') === 'off' ? 0 : 24;
+  } catch {
+    return 24;
+  }
+}
+
 /** True while an effect submits a compile (see onResult). */
 let inEffect = false;
 
@@ -80,7 +92,12 @@ export function useCompiledDraft(
       send: (id, req) => {
         worker ??= startWorker(s, timing);
         timing.set(id, { start: performance.now() });
-        worker.postMessage({ id, ...req, pack: takeOfferedParsePack() } satisfies CompileRequest);
+        worker.postMessage({
+          id,
+          ...req,
+          pack: takeOfferedParsePack(),
+          warmup: warmupBudget(),
+        } satisfies CompileRequest);
       },
       run: (req) => compileDraft(req.draft, req.opts),
       // The console starts from an empty draft: a worker round trip for it could only delay the real

@@ -14,7 +14,10 @@ export interface JitWarmupOptions {
   budget?: number;
   /** A compile faster than this needs no warm-up. */
   minMs?: number;
-  /** Idle time after a real compile before the first step. */
+  /**
+   * Idle time after a real compile before the first step: long enough that a large draft's first view
+   * (its layout and the staged mount, seconds on 2 cores) is not slowed down by the warm-up beside it.
+   */
   delayMs?: number;
   /** Time between two steps. */
   gapMs?: number;
@@ -35,7 +38,7 @@ export class JitWarmup {
   constructor(private readonly opts: JitWarmupOptions) {
     this.left = opts.budget ?? 24;
     this.minMs = opts.minMs ?? 30;
-    this.delayMs = opts.delayMs ?? 1500;
+    this.delayMs = opts.delayMs ?? 5000;
     this.gapMs = opts.gapMs ?? 30;
     this.set = opts.setTimeout ?? ((fn, ms) => setTimeout(fn, ms));
     this.clear = opts.clearTimeout ?? ((h) => clearTimeout(h as ReturnType<typeof setTimeout>));

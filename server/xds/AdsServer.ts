@@ -28,7 +28,7 @@ import {
   type XdsTypeUrl,
   type EncodedAny,
 } from './envoyProtos';
-import type { NodeSnapshot, SnapshotCache } from './SnapshotCache';
+import type { NodeSnapshot, SnapshotCache, TypeSnapshot } from './SnapshotCache';
 import { discoveryResponsePrefix, withNonce } from './discoveryResponseBytes';
 import { leanDeserializer, scanDeltaDiscoveryRequest, scanDiscoveryRequest } from './leanDiscoveryRequest';
 import { RotatingCertificates, type TlsMaterial } from './rotatingCertificates';
@@ -139,6 +139,10 @@ interface TypeState extends TypeSyncState {
   /** SotW: the version (plus names) last NACKed; never resent. */
   nackedKey?: string;
   lastSentKey?: string;
+  /** SotW: the subscribed names sorted (undefined for wildcard) and as a map key ('*' for wildcard);
+   * both recomputed after the names change. */
+  sortedNames?: string[];
+  namesKey?: string;
   /** A response is in flight (not ACKed or NACKed yet). */
   awaiting?: boolean;
   /** Delta: resource name -> version the client has. */
@@ -156,6 +160,11 @@ interface StreamCtx {
   close: () => void;
 }
 
+interface PreparedResponse {
+  key: string;
+  bytes: Buffer;
+}
+
 let streamSeq = 0;
 
 export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect: [ProxyRecord] }> {
@@ -163,6 +172,8 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
   private readonly streams = new Map<number, StreamCtx>();
   private readonly byNode = new Map<string, Set<StreamCtx>>();
   private readonly envelopes = new Map<string, Buffer>();
+  /** Per published type snapshot and subscribed names: the response every such stream is sent. */
+  private readonly prepared = new WeakMap<TypeSnapshot, Map<string, PreparedResponse>>();
   private certificates: RotatingCertificates | undefined;
   private readonly stopHooks: (() => void)[] = [];
   private readonly cache: SnapshotCache;
@@ -280,14 +291,41 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
     this.certificates.update(material);
   }
 
+  /**
+   * A SotW response's key (version and names, what NACKs and resends compare) and its shared bytes
+   * before the nonce. Streams that share a published type snapshot and subscribe the same names get
+   * the same object, built once: a push to 2,000 proxies of one render sorts, joins and looks up once.
+   */
+  private response(typeUrl: XdsTypeUrl, ts: TypeSnapshot, st: TypeState): PreparedResponse {
+    if (st.namesKey === undefined) {
+      st.sortedNames = st.names ? [...st.names].sort() : undefined;
+      // JSON: unambiguous whatever the names contain; never '*'.
+      st.namesKey = st.sortedNames ? JSON.stringify(st.sortedNames) : '*';
+    }
+    let byNames = this.prepared.get(ts);
+    if (!byNames) this.prepared.set(ts, (byNames = new Map()));
+    let prepared = byNames.get(st.namesKey);
+    if (prepared) return prepared;
+    const names = st.sortedNames ?? [...ts.resources.keys()].sort();
+    const key = `${ts.version}|${names.join(',')}`;
+    prepared = { key, bytes: this.envelope(typeUrl, key, ts, names) };
+    byNames.set(st.namesKey, prepared);
+    return prepared;
+  }
+
   /** The shared bytes of a SotW response before its nonce; a push encodes each content once. */
-  private envelope(typeUrl: string, key: string, version: string, resources: EncodedAny[]): Buffer {
+  private envelope(typeUrl: string, key: string, ts: TypeSnapshot, names: string[]): Buffer {
     const k = `${typeUrl}|${key}`;
     let bytes = this.envelopes.get(k);
     if (!bytes) {
       // Bounded: contents of the past few pushes; older ones are re-encoded if ever asked again.
       if (this.envelopes.size >= 4096) this.envelopes.clear();
-      bytes = discoveryResponsePrefix(version, resources, typeUrl);
+      const resources: EncodedAny[] = [];
+      for (const n of names) {
+        const r = ts.resources.get(n);
+        if (r) resources.push(r.any);
+      }
+      bytes = discoveryResponsePrefix(ts.version, resources, typeUrl);
       this.envelopes.set(k, bytes);
     }
     return bytes;
@@ -467,13 +505,7 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
       // The common case after an ACK: nothing changed since the last send. Every change of names
       // clears lastSentKey, so this is the key comparison below without building the key.
       if (st.lastSentKey !== undefined && st.lastSentVersion === ts.version) return;
-      const resources: EncodedAny[] = [];
-      const names = st.names ? [...st.names].sort() : [...ts.resources.keys()].sort();
-      for (const n of names) {
-        const r = ts.resources.get(n);
-        if (r) resources.push(r.any);
-      }
-      const key = `${ts.version}|${names.join(',')}`;
+      const { key, bytes } = this.response(typeUrl, ts, st);
       if (key === st.nackedKey) return; // never resend what was rejected
       if (key === st.lastSentKey) return; // already sent (ACKed or in flight)
       const nonce = String(++s.nonce);
@@ -481,7 +513,7 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
       st.lastSentNonce = nonce;
       st.lastSentKey = key;
       st.awaiting = true;
-      call.write(withNonce(this.envelope(typeUrl, key, ts.version, resources), nonce));
+      call.write(withNonce(bytes, nonce));
       this.emitStatus(s);
     };
     call.on('data', (req: DiscoveryRequest) => {
@@ -508,6 +540,7 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
         } else {
           namesChanged = !sameNames(st.names, names);
           st.names = names;
+          st.namesKey = undefined;
         }
       }
       if (nonce && nonce === st.lastSentNonce) this.recordReply(s, typeUrl, st, nonce, req.error_detail);

@@ -22,7 +22,7 @@
  * unoptimised code (at 500 streams the first three pushes' p99 was 82-92 ms, the steady state
  * about 50), and a control plane that has run for a while has long compiled its push path. Each
  * figure is the median push by p99 (worstPushP99 and p99s give the spread over `--pushes`).
- * Prints JSON; no assertions. Run: `node --import tsx bench/xdsStreams.ts [counts...] [--warmup 20] [--pushes 9]`.
+ * Prints JSON; no assertions. Run: `node --import tsx bench/xdsStreams.ts [counts...] [--warmup 20] [--pushes 9] [--track]`.
  */
 import * as grpc from '@grpc/grpc-js';
 import { TypeUrls } from '../server/xds/envoyProtos';
@@ -38,10 +38,12 @@ function arg(name: string, fallback: number): number {
 // A control plane runs for days: V8 has long since optimised its push path. Unmeasured pushes first,
 // as bench:l7mp does, so the figures are the steady state and not the first compiles.
 const WARMUP = arg('warmup', 20);
+// --track: live sync state follows the streams as in the console and Kubernetes mode.
+const TRACK = process.argv.includes('--track');
 const PUSHES = arg('pushes', 9);
 const counts = process.argv
   .slice(2)
-  .filter((a, i, all) => !a.startsWith('--') && !all[i - 1]?.startsWith('--'))
+  .filter((a, i, all) => !a.startsWith('--') && !['--warmup', '--pushes'].includes(all[i - 1] ?? ''))
   .map(Number)
   .filter(Boolean);
 const COUNTS = counts.length ? counts : [500, 2000];
@@ -71,6 +73,7 @@ function pct(xs: number[], p: number): number {
 async function main() {
   const ads = await forkAdsServer();
   const port = await ads.request<number>('listen', { options: { insecure: true } });
+  if (TRACK) await ads.request('track');
   const results: unknown[] = [];
   let round = 0;
   for (const n of COUNTS) {
@@ -175,6 +178,7 @@ async function main() {
         node: process.version,
         grpcJs: (grpc as unknown as { version?: string }).version ?? '1.14.7',
         warmupPushesPerType: WARMUP,
+        statusTracked: TRACK,
         measuredPushesPerType: PUSHES,
         note: 'latency = time from asking the server process (IPC) to set every node, to the stream receiving and ACKing; client and server share this machine',
         results,

@@ -3,7 +3,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AdsServer } from './AdsServer';
+import { AdsServer, type ProxyRecord, type ProxyStatus } from './AdsServer';
 import { decodeResource, TypeUrls } from './envoyProtos';
 import { SnapshotCache } from './SnapshotCache';
 import { waitFor } from './testing/children';
@@ -170,6 +170,61 @@ describe('AdsServer SotW protocol', () => {
       expect(s.got.filter((r) => r.type_url === TypeUrls.listener).length).toBe(1);
     } finally {
       s.call.cancel();
+    }
+  });
+
+  it("coalesces a stream's record changes into one 'status' with the latest state; none after its disconnect", async () => {
+    // A window far longer than the four changes below take, so exactly one event is due.
+    const quiet = new AdsServer({ cache, logger: {}, statusCoalesceMs: 1000 });
+    const events: ProxyStatus[] = [];
+    const gone: ProxyRecord[] = [];
+    quiet.on('status', (st) => events.push(st));
+    quiet.on('disconnect', (r) => gone.push(r));
+    const qport = await quiet.listen({ insecure: true });
+    const qclient = new (adsClientConstructor())(`127.0.0.1:${qport}`, grpc.credentials.createInsecure());
+    const openQ = () => {
+      const call = (
+        qclient as unknown as { StreamAggregatedResources(): grpc.ClientDuplexStream<unknown, Res> }
+      ).StreamAggregatedResources();
+      const got: Res[] = [];
+      call.on('data', (r: Res) => got.push(r));
+      call.on('error', () => {});
+      return { call, got };
+    };
+    try {
+      const a = openQ();
+      a.call.write({ node: { id: 'ns/p' }, type_url: TypeUrls.listener, resource_names: [] });
+      await waitFor('LDS', () => a.got.length === 1, 3000, 2);
+      const ack = (r: Res, names: string[]) =>
+        a.call.write({
+          type_url: r.type_url,
+          resource_names: names,
+          response_nonce: r.nonce,
+          version_info: r.version_info,
+        });
+      ack(a.got[0]!, []);
+      a.call.write({ type_url: TypeUrls.route, resource_names: ['svc-a-route'] });
+      await waitFor('RDS', () => a.got.length === 2, 3000, 2);
+      ack(a.got[1]!, ['svc-a-route']);
+      await waitFor('a status', () => events.length > 0, 5000, 10);
+      // Sent LDS, ACKed it, sent RDS, ACKed it: four changes, one event, the last state.
+      expect(events).toHaveLength(1);
+      expect(events[0]!.status).toMatchObject({ LDS: 'SYNCED', RDS: 'SYNCED' });
+      expect(quiet.proxyStatus().map((st) => st.status)).toEqual([events[0]!.status]);
+
+      const b = openQ();
+      b.call.write({ node: { id: 'ns/p' }, type_url: TypeUrls.listener, resource_names: [] });
+      await waitFor('LDS on b', () => b.got.length === 1, 3000, 2);
+      b.call.cancel();
+      await waitFor('b disconnected', () => gone.length === 1, 3000, 5);
+      // b's send was pending when it closed: its window passes without a status that would revive it.
+      await new Promise((r) => setTimeout(r, 1300));
+      expect(events.map((e) => e.streamId)).toEqual([events[0]!.streamId]);
+      expect(gone[0]!.streamId).not.toBe(events[0]!.streamId);
+      a.call.cancel();
+    } finally {
+      qclient.close();
+      await quiet.stop();
     }
   });
 });

@@ -13,7 +13,8 @@
  *   per-resource versions the client has; responses carry only changed and removed resources.
  * - A per-stream proxy record in the spirit of OSM's Proxy (last sent / acked version and nonce per
  *   type URL, last NACK), exposed by `proxyStatus()` with SYNCED / STALE / NACKED / NOT SENT per type
- *   (like `istioctl proxy-status`); 'status' is emitted whenever a record changes.
+ *   (like `istioctl proxy-status`); 'status' is emitted after a record changes (at most once per
+ *   stream per 50 ms, and after a push's writes).
  * - TLS: client certificates are required, the proxy identity is read from the peer certificate
  *   (URI SAN `spiffe://meshdeck/ns/<ns>/pod/<pod>`, else the CN) and a node id that does not name the
  *   same proxy is refused with PERMISSION_DENIED.
@@ -82,6 +83,8 @@ export interface AdsServerOptions {
   cache: SnapshotCache;
   /** Defaults to console.warn / console.error; pass `{}`-like no-ops to silence. */
   logger?: { info?: (msg: string) => void; warn?: (msg: string) => void };
+  /** Longest a record change waits for its 'status' event (default 50 ms; see emitStatus). */
+  statusCoalesceMs?: number;
 }
 
 const SHORT: Record<XdsTypeUrl, 'LDS' | 'RDS' | 'CDS' | 'EDS'> = {
@@ -92,6 +95,9 @@ const SHORT: Record<XdsTypeUrl, 'LDS' | 'RDS' | 'CDS' | 'EDS'> = {
 };
 
 const WILDCARD_TYPES = new Set<string>([TypeUrls.listener, TypeUrls.cluster]);
+
+/** Windows of statusCoalesceMs that statuses wait for a push's writes before going out anyway. */
+const STATUS_MAX_DEFERRALS = 20;
 
 /** Streams written per event-loop turn after a publish (see AdsServer.drain). */
 const DRAIN_CHUNK = 64;
@@ -182,6 +188,11 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
   /** Streams with types to send after a publish, in the order they were announced. */
   private readonly pending = new Map<StreamCtx, Set<XdsTypeUrl>>();
   private drainScheduled: NodeJS.Immediate | undefined;
+  /** Streams whose record changed since their last 'status' (see emitStatus). */
+  private readonly statusDirty = new Set<StreamCtx>();
+  private statusTimer: NodeJS.Timeout | undefined;
+  private statusDeferrals = 0;
+  private readonly statusCoalesceMs: number;
 
   private readonly onChange = (nodeId: string, _snap: NodeSnapshot | undefined, changed: XdsTypeUrl[]) => {
     for (const s of this.byNode.get(nodeId) ?? []) {
@@ -215,6 +226,7 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
   constructor(options: AdsServerOptions) {
     super();
     this.cache = options.cache;
+    this.statusCoalesceMs = options.statusCoalesceMs ?? 50;
     this.log = {
       info: options.logger?.info ?? (() => {}),
       warn: options.logger?.warn ?? ((m) => console.warn(m)),
@@ -269,6 +281,9 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
     if (this.drainScheduled) clearImmediate(this.drainScheduled);
     this.drainScheduled = undefined;
     this.pending.clear();
+    if (this.statusTimer) clearTimeout(this.statusTimer);
+    this.statusTimer = undefined;
+    this.statusDirty.clear();
     for (const s of [...this.streams.values()]) s.close();
     await new Promise<void>((resolve) => {
       const t = setTimeout(() => {
@@ -367,9 +382,30 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
     return { ...s.record, types, status };
   }
 
+  /**
+   * Marks a stream's record changed; 'status' follows within statusCoalesceMs, once per stream
+   * however often it changed meanwhile (a push is a send and an ACK per stream), and never while a
+   * push is still being written: building 4,000 statuses per push to 2,000 streams (and what
+   * listeners do with each) cost more than the push's own sends and ACKs.
+   */
   private emitStatus(s: StreamCtx): void {
-    if (s.record.nodeId && this.listenerCount('status')) this.emit('status', this.statusOf(s));
+    if (!s.record.nodeId || !this.listenerCount('status')) return;
+    this.statusDirty.add(s);
+    this.statusTimer ??= setTimeout(this.flushStatus, this.statusCoalesceMs);
   }
+
+  private readonly flushStatus = () => {
+    this.statusTimer = undefined;
+    if (this.pending.size && this.statusDeferrals < STATUS_MAX_DEFERRALS) {
+      this.statusDeferrals++;
+      this.statusTimer = setTimeout(this.flushStatus, this.statusCoalesceMs);
+      return;
+    }
+    this.statusDeferrals = 0;
+    const dirty = [...this.statusDirty];
+    this.statusDirty.clear();
+    for (const s of dirty) this.emit('status', this.statusOf(s));
+  };
 
   /** Registers a stream once its node is known; returns an error to end the call with, if refused. */
   private admit(
@@ -435,6 +471,8 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
       gone = true;
       this.streams.delete(id);
       this.pending.delete(s);
+      // It had its 'disconnect': a status after that would bring it back.
+      this.statusDirty.delete(s);
       const set = this.byNode.get(s.record.nodeId);
       set?.delete(s);
       if (set && set.size === 0) this.byNode.delete(s.record.nodeId);

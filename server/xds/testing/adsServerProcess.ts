@@ -10,17 +10,20 @@
  * - status -> ProxyStatus[]
  * - stop -> null (closes streams and the server, keeps the cache)
  * - rss -> process.memoryUsage().rss
+ * - track -> null: follows the server's stream statuses with the XdsStreamTracker the console and
+ *   Kubernetes mode use (benches: live sync state's cost on the push path)
  * Status changes are also pushed as {event: 'status', status} when `watch` was requested.
  */
 import { AdsServer, type ListenOptions } from '../AdsServer';
 import { deepFreeze, SnapshotCache, type SnapshotInput } from '../SnapshotCache';
 import { adsServiceDefinition, envoyRoot } from '../envoyProtos';
+import { XdsStreamTracker } from '../../controlPlane/xdsStreamTracker';
 
 type Req =
   | { id: number; op: 'listen'; options: ListenOptions & { tls?: { key: string; cert: string; ca: string } } }
   | { id: number; op: 'set'; nodeId: string; snapshot: SnapshotInput }
   | { id: number; op: 'setMany'; nodeIds: string[]; snapshot: SnapshotInput }
-  | { id: number; op: 'flush' | 'status' | 'stop' | 'rss' | 'watch' };
+  | { id: number; op: 'flush' | 'status' | 'stop' | 'rss' | 'watch' | 'track' };
 
 const cache = new SnapshotCache();
 let server: AdsServer | undefined;
@@ -58,6 +61,13 @@ async function handle(req: Req): Promise<unknown> {
       return server?.proxyStatus() ?? [];
     case 'watch':
       watching = true;
+      return null;
+    case 'track':
+      if (!server) throw new Error('track: listen first');
+      new XdsStreamTracker(
+        () => {},
+        () => true,
+      ).attach(server);
       return null;
     case 'stop':
       await server?.stop();

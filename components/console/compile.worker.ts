@@ -33,8 +33,9 @@ const scope = self as unknown as {
   postMessage(message: unknown): void;
 };
 
-/** The last request, which the warm-up compiles again. */
-let last: CompileRequest | undefined;
+/** The last request's draft and options, which the warm-up compiles again (not its parse pack:
+ * that is needed once, and holding it would keep it from being collected). */
+let last: Pick<CompileRequest, 'draft' | 'opts'> | undefined;
 let warmup: JitWarmup | undefined;
 
 scope.onmessage = (e) => {
@@ -46,7 +47,7 @@ scope.onmessage = (e) => {
     const result = compilationForTransfer(compileDraft(draft, opts));
     const ms = Math.round(performance.now() - start);
     scope.postMessage({ id, result, parsed: takeParsedFiles(), ms } satisfies CompileReply);
-    last = e.data;
+    last = { draft, opts };
     warmup ??= new JitWarmup({
       budget: e.data.warmup ?? 0,
       step: () => {

@@ -6,6 +6,7 @@ import { type CompileOptions, compileDraft, type DraftCompilation } from '@/lib/
 import type { DraftDoc } from '@/lib/console/draftDoc';
 import { parseDraft, seedParsedFiles } from '@/lib/console/draftModel';
 import { LatestWins } from '@/lib/console/latestWins';
+import { JIT_WARMUP_BUDGET } from '@/lib/console/jitWarmup';
 import type { CompileReply, CompileRequest } from './compile.worker';
 import { takeOfferedParsePack } from './parsePackHandoff';
 
@@ -25,9 +26,9 @@ interface Timing {
  */
 function warmupBudget(): number {
   try {
-    return localStorage.getItem('meshdeck:jit-warmup') === 'off' ? 0 : 24;
+    return localStorage.getItem('meshdeck:jit-warmup') === 'off' ? 0 : JIT_WARMUP_BUDGET;
   } catch {
-    return 24;
+    return JIT_WARMUP_BUDGET;
   }
 }
 

@@ -26,6 +26,9 @@ export interface JitWarmupOptions {
   clearTimeout?: (handle: unknown) => void;
 }
 
+/** Idle-time compiles allowed per worker by default. */
+export const JIT_WARMUP_BUDGET = 24;
+
 /** The warm-up schedule (see the module comment). */
 export class JitWarmup {
   private left: number;
@@ -37,7 +40,7 @@ export class JitWarmup {
   private readonly clear: (handle: unknown) => void;
 
   constructor(private readonly opts: JitWarmupOptions) {
-    this.left = opts.budget ?? 24;
+    this.left = opts.budget ?? JIT_WARMUP_BUDGET;
     this.minMs = opts.minMs ?? 30;
     this.delayMs = opts.delayMs ?? 5000;
     this.gapMs = opts.gapMs ?? 30;

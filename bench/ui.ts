@@ -20,7 +20,9 @@
  *   React Flow rendered; below 300 nodes they wait in a column until ELK places them).
  * - P7 reload: the same three figures for the console opened again on the same draft, its layout in
  *   the browser's storage (no ELK run): what opening an existing mesh costs. draftMs: the draft (and
- *   its files already read) arrived; compiledMs: the last compile before the graph was drawn rendered.
+ *   its files already read) arrived; compiledMs: the last compile before the graph was drawn rendered;
+ *   page: where the time before the draft went (the HTML's request and response, the scripts, the
+ *   largest scripts and when each had loaded, DOMContentLoaded, the draft's own request).
  * - P7 layoutMs: the canvas saying "Laying out N nodes…" (N > 0: the draft's graph, not the empty
  *   one shown while the draft loads) -> that status cleared (ELK in its worker).
  * - P7 elk: the console's `meshdeck:layout` User Timing entries (components/console/layoutGraph.ts):
@@ -300,10 +302,38 @@ async function openedFigures(page: Page) {
     const layouts = performance
       .getEntriesByName('meshdeck:layout')
       .map((m) => ((m as PerformanceMeasure).detail as { source?: string } | null)?.source ?? 'browser');
+    // Where the time before the draft went: the page, its scripts, the draft's request.
+    // In the page: the browser's Performance, not the perf_hooks one this file imports.
+    const perf = performance as unknown as Performance;
+    const nav = perf.getEntriesByType('navigation')[0] as PerformanceNavigationTiming | undefined;
+    const resources = perf.getEntriesByType('resource') as PerformanceResourceTiming[];
+    const scripts = resources.filter((r) => r.initiatorType === 'script' || r.name.endsWith('.js'));
+    const draftFetch = resources.find((r) => new URL(r.name).pathname === '/api/draft');
+    const ms = (x: number | undefined) => (x === undefined ? undefined : Math.round(x));
     return {
       draftMs: draft === undefined ? undefined : Math.round(draft),
       compiledMs: last ? Math.round(last.startTime + last.duration) : undefined,
       layouts,
+      page: {
+        htmlRequestMs: ms(nav?.requestStart),
+        htmlResponseStartMs: ms(nav?.responseStart),
+        htmlMs: ms(nav?.responseEnd),
+        scriptsLoadedMs: ms(Math.max(0, ...scripts.map((r) => r.responseEnd))),
+        scriptKB: Math.round(scripts.reduce((a, r) => a + (r.decodedBodySize || 0), 0) / 1024),
+        // The largest scripts, when each finished loading (its evaluation comes after).
+        largestScripts: [...scripts]
+          .sort((a, b) => b.decodedBodySize - a.decodedBodySize)
+          .slice(0, 6)
+          .map((r) => ({
+            name: new URL(r.name).pathname.split('/').pop(),
+            kB: Math.round(r.decodedBodySize / 1024),
+            loadedMs: Math.round(r.responseEnd),
+          })),
+        domContentLoadedMs: ms(nav?.domContentLoadedEventEnd),
+        draftRequestMs: ms(draftFetch?.startTime),
+        draftResponseStartMs: ms(draftFetch?.responseStart),
+        draftResponseEndMs: ms(draftFetch?.responseEnd),
+      },
     };
   }, again.firstDrawn ?? again.firstNodes);
   return {

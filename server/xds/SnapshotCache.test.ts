@@ -200,4 +200,26 @@ describe('SnapshotCache', () => {
     cache.flush();
     expect(cache.nodeIds()).toEqual([]);
   });
+
+  it("gives replicas with the same rendered JSON one frozen copy: hashed and encoded once, the caller's objects left alone", () => {
+    const cache = new SnapshotCache();
+    const hashes = vi.spyOn(cache as unknown as { checkConsistency(): void }, 'checkConsistency');
+    // Separate objects of equal content, as a render makes for replicas.
+    const rendered = { 'ns/a': snap(80), 'ns/b': snap(80), 'ns/c': snap(80), 'ns/d': snap(60) };
+    expect(applyRendered(cache, rendered).size).toBe(0);
+    cache.flush();
+    expect(cache.nodeIds().sort()).toEqual(['ns/a', 'ns/b', 'ns/c', 'ns/d']);
+    // One check per distinct content, not per proxy.
+    expect(hashes).toHaveBeenCalledTimes(2);
+    // 6 resources of the 80/20 render; the 60/40 one differs in its route only.
+    expect(cache.encodeCount).toBe(7);
+    const a = cache.getSnapshot('ns/a')!;
+    const b = cache.getSnapshot('ns/b')!;
+    expect(b.types[TypeUrls.route]).toBe(a.types[TypeUrls.route]);
+    expect(cache.getSnapshot('ns/d')!.types[TypeUrls.route].version).not.toBe(
+      a.types[TypeUrls.route].version,
+    );
+    expect(Object.isFrozen(rendered['ns/a'].routes[0])).toBe(false);
+    expect(Object.isFrozen(rendered['ns/a'])).toBe(false);
+  });
 });

@@ -3,7 +3,7 @@
  * `<namespace>/<pod>` -> {listeners, routes, clusters, endpoints}) to `SnapshotCache.setSnapshot`.
  * Kept structural so this folder does not depend on lib/xds while it is being written.
  */
-import type { SnapshotCache, SnapshotInput, XdsResource } from './SnapshotCache';
+import { deepFreeze, type SnapshotCache, type SnapshotInput, type XdsResource } from './SnapshotCache';
 
 export interface RenderedProxyXds {
   listeners?: XdsResource[];
@@ -25,6 +25,13 @@ export function snapshotFromRendered(rendered: RenderedProxyXds): SnapshotInput 
 /**
  * Sets the snapshot of every proxy in a render, and clears proxies that disappeared from it when
  * `previous` node ids are given. Returns the node ids whose snapshot was refused, with the error.
+ *
+ * Proxies whose rendered resources are the same JSON (replicas: 2,000 proxyless clients selected by
+ * one VirtualService) share one frozen copy, so the cache hashes, checks and encodes it once instead
+ * of once per proxy: the content hashes were most of a publish (2,000 such clients: 220-320 ms per
+ * endpoint change, before any push). JSON.stringify is native and far cheaper than the cache's
+ * key-sorted hash; equal JSON is equal content, and unequal JSON of equal content only misses a share.
+ * The caller's objects are not frozen (they are cloned once per distinct content).
  */
 export function applyRendered(
   cache: SnapshotCache,
@@ -34,10 +41,15 @@ export function applyRendered(
   const entries = rendered instanceof Map ? [...rendered] : Object.entries(rendered);
   const errors = new Map<string, Error>();
   const seen = new Set<string>();
+  const shared = new Map<string, SnapshotInput>();
   for (const [nodeId, r] of entries) {
     seen.add(nodeId);
     try {
-      cache.setSnapshot(nodeId, snapshotFromRendered(r));
+      const input = snapshotFromRendered(r);
+      const json = JSON.stringify(input);
+      let one = shared.get(json);
+      if (!one) shared.set(json, (one = deepFreeze(structuredClone(input))));
+      cache.setSnapshot(nodeId, one);
     } catch (e) {
       errors.set(nodeId, e as Error);
     }

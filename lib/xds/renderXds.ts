@@ -61,6 +61,21 @@ export function renderXds(mesh: ResolvedMesh): XdsRender {
   return { proxies, diagnostics: normalizeDiagnostics(diagnostics) };
 }
 
+/**
+ * All that renderXdsProxy reads of a proxy besides the mesh: its role, its placement, and which of
+ * its placed Targets select it by their own selector. Proxies with the same key (replicas of one
+ * Deployment) get the same resources; only the node, the proxy and the diagnostics' messages (which
+ * name the proxy) differ. Keep it in step with ProxyRenderer: a read of the proxy it misses would
+ * share one proxy's resources with another.
+ */
+export function xdsRenderKey(mesh: ResolvedMesh, proxyId: string): string {
+  const proxy = mesh.proxies[proxyId]!;
+  const placement = mesh.placement[proxyId];
+  if (!placement) return JSON.stringify([proxy.role]);
+  const selects = placement.clusters.map((c) => mesh.targets[c]?.selectedProxies.includes(proxyId) ?? false);
+  return JSON.stringify([proxy.role, placement.listeners, placement.routes, placement.clusters, selects]);
+}
+
 /** Renders one proxy's snapshot. */
 export function renderXdsProxy(
   mesh: ResolvedMesh,

@@ -1,8 +1,10 @@
 /** MeshXdsPublisher on the real engine, renderer and SnapshotCache (no network). */
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { compileMesh } from '@/lib/engine/compileMesh';
 import { type ManifestFile, parseManifests } from '@/lib/parse/parseManifests';
+import { renderXdsProxy } from '@/lib/xds/renderXds';
 import { readManifestDir } from '../manifestDir';
 import { TypeUrls, type XdsTypeUrl } from './envoyProtos';
 import { MeshXdsPublisher } from './meshXds';
@@ -64,5 +66,74 @@ describe('MeshXdsPublisher', () => {
     const none = new MeshXdsPublisher().publish(mesh, (p) => p.role === 'grpc');
     expect(none.diagnostics).toEqual([]);
     expect(Object.keys(none.snapshots)).toEqual(Object.keys(all.snapshots));
+  });
+
+  it('renders replicas once, and every proxy still gets exactly its own render', async () => {
+    const files = await readManifestDir(path.join(EXAMPLES, 'grpc-canary'));
+    const pod = (name: string, labels: string) =>
+      `---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: ${name}\n  namespace: default\n` +
+      `  labels: { ${labels} }\nstatus: { podIP: 127.0.0.${80 + Number(name.slice(-1))} }\n`;
+    const replicas = [0, 1, 2].map((i) =>
+      pod(`grpc-client-${i}`, 'app: grpc-client, msm.l7mp.io/proxy: grpc'),
+    );
+    // One more client that a second VirtualService also selects: a different placement.
+    const special = pod('grpc-client-9', 'app: grpc-client, tier: special, msm.l7mp.io/proxy: grpc');
+    const extraVs = `---
+apiVersion: msm.l7mp.io/v1
+kind: VirtualService
+metadata: { name: echo-special, namespace: default }
+spec:
+  selector: { matchLabels: { tier: special } }
+  grpc: { port: 50052 }
+  rules: [{ action: { route: { destination: echo-split } } }]
+`;
+    // A TCP VirtualService on an l7mp sidecar and on a proxyless client with the same labels: the same
+    // placement, but the client takes only grpc VirtualServices (no listener, a diagnostic).
+    const sidecar = pod('grpc-client-7', 'app: grpc-client, tier: tcp, msm.l7mp.io/proxy: sidecar');
+    const tcpClient = pod('grpc-client-8', 'app: grpc-client, tier: tcp, msm.l7mp.io/proxy: grpc');
+    const tcpVs = `---
+apiVersion: msm.l7mp.io/v1
+kind: VirtualService
+metadata: { name: echo-tcp, namespace: default }
+spec:
+  selector: { matchLabels: { tier: tcp } }
+  tcp: { port: 9002 }
+  rules: [{ action: { route: { destination: echo-split } } }]
+`;
+    const mesh = meshOf([
+      ...files,
+      { path: 'more.yaml', content: [...replicas, sidecar, tcpClient, special, extraVs, tcpVs].join('') },
+    ]);
+    expect(Object.keys(mesh.proxies)).toContain('default/grpc-client-7');
+    expect(renderXdsProxy(mesh, 'default/grpc-client-8').snapshot.listeners.map((l) => l.name)).toEqual([
+      'echo',
+    ]);
+    const published = new MeshXdsPublisher().publish(mesh);
+    const ids = ['default/grpc-client-0', 'default/grpc-client-1', 'default/grpc-client-2'];
+    for (const id of [...ids, 'default/grpc-client-7', 'default/grpc-client-8', 'default/grpc-client-9']) {
+      const own = renderXdsProxy(mesh, id).snapshot;
+      expect(published.snapshots[id]).toEqual(own);
+      expect(published.snapshots[id]!.node).toBe(id);
+      expect(published.snapshots[id]!.proxy).toBe(mesh.proxies[id]);
+    }
+    // Rendered once: the replicas share the lists.
+    expect(published.snapshots[ids[1]!]!.listeners).toBe(published.snapshots[ids[0]!]!.listeners);
+    expect(published.snapshots[ids[2]!]!.routes).toBe(published.snapshots[ids[0]!]!.routes);
+    expect(published.snapshots['default/grpc-client-9']!.listeners.map((l) => l.name).sort()).toEqual([
+      'echo',
+      'echo-special',
+    ]);
+  });
+
+  it('publishes for every example exactly what renderXdsProxy renders for each proxy', async () => {
+    const dirs = readdirSync(EXAMPLES, { withFileTypes: true }).filter((d) => d.isDirectory());
+    expect(dirs.length).toBeGreaterThan(3);
+    for (const d of dirs) {
+      const mesh = meshOf(await readManifestDir(path.join(EXAMPLES, d.name)));
+      const published = new MeshXdsPublisher().publish(mesh);
+      expect(Object.keys(published.snapshots).sort()).toEqual(Object.keys(mesh.proxies).sort());
+      for (const id of Object.keys(mesh.proxies))
+        expect(published.snapshots[id], `${d.name} ${id}`).toEqual(renderXdsProxy(mesh, id).snapshot);
+    }
   });
 });

@@ -7,7 +7,7 @@ import { isIP } from 'node:net';
 import type { Proxy } from '@/lib/engine/clusterIndex';
 import type { ResolvedMesh } from '@/lib/engine/resolvedMesh';
 import { type Diagnostic, normalizeDiagnostics } from '@/lib/model/diagnostic';
-import { type ProxyXdsSnapshot, renderXdsProxy } from '@/lib/xds/renderXds';
+import { type ProxyXdsSnapshot, renderXdsProxy, xdsRenderKey } from '@/lib/xds/renderXds';
 import type { AdsServer, ListenOptions } from './AdsServer';
 import { CertificateManager } from './CertificateManager';
 import { SnapshotCache } from './SnapshotCache';
@@ -44,10 +44,20 @@ export class MeshXdsPublisher {
   publish(mesh: ResolvedMesh, diagnosticsFor: (proxy: Proxy) => boolean = () => true): XdsPublishResult {
     const snapshots: Record<string, ProxyXdsSnapshot> = {};
     const diagnostics: Diagnostic[] = [];
+    // Replicas (same xdsRenderKey) share one render: 2,000 proxyless clients of one Deployment are
+    // rendered once. A render with diagnostics is not shared, since its messages name the proxy.
+    const renders = new Map<string, ProxyXdsSnapshot>();
     for (const [id, proxy] of Object.entries(mesh.proxies)) {
+      const key = xdsRenderKey(mesh, id);
+      const same = renders.get(key);
+      if (same) {
+        snapshots[proxy.id] = { ...same, node: proxy.id, proxy };
+        continue;
+      }
       const r = renderXdsProxy(mesh, id);
       snapshots[r.snapshot.node] = r.snapshot;
       if (diagnosticsFor(proxy)) diagnostics.push(...r.diagnostics);
+      if (!r.diagnostics.length) renders.set(key, r.snapshot);
     }
     // Envoy's typed resources are plain JSON objects: structurally the cache's XdsResource records.
     const byNode = new Map<string, RenderedProxyXds>(

@@ -42,13 +42,20 @@ export function applyRendered(
   const errors = new Map<string, Error>();
   const seen = new Set<string>();
   const shared = new Map<string, SnapshotInput>();
+  // Renders that share their lists (MeshXdsPublisher's replicas) are matched without the JSON.
+  const byLists = new Map<unknown, { lists: RenderedProxyXds; input: SnapshotInput }>();
   for (const [nodeId, r] of entries) {
     seen.add(nodeId);
     try {
-      const input = snapshotFromRendered(r);
-      const json = JSON.stringify(input);
-      let one = shared.get(json);
-      if (!one) shared.set(json, (one = deepFreeze(structuredClone(input))));
+      const known = r.listeners ? byLists.get(r.listeners) : undefined;
+      let one = known && sameLists(known.lists, r) ? known.input : undefined;
+      if (!one) {
+        const input = snapshotFromRendered(r);
+        const json = JSON.stringify(input);
+        one = shared.get(json);
+        if (!one) shared.set(json, (one = deepFreeze(structuredClone(input))));
+        if (r.listeners && !known) byLists.set(r.listeners, { lists: r, input: one });
+      }
       cache.setSnapshot(nodeId, one);
     } catch (e) {
       errors.set(nodeId, e as Error);
@@ -56,4 +63,13 @@ export function applyRendered(
   }
   for (const nodeId of previous) if (!seen.has(nodeId)) cache.clearSnapshot(nodeId);
   return errors;
+}
+
+function sameLists(a: RenderedProxyXds, b: RenderedProxyXds): boolean {
+  return (
+    a.listeners === b.listeners &&
+    a.routes === b.routes &&
+    a.clusters === b.clusters &&
+    a.endpoints === b.endpoints
+  );
 }

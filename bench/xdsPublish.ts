@@ -8,15 +8,11 @@
  * objects, not YAML. Prints JSON (medians over the measured rounds); no assertions.
  * Run: `node --import tsx bench/xdsPublish.ts [clients...] [--rounds 12]`.
  */
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { compileMesh } from '../lib/engine/compileMesh';
 import { parseManifests } from '../lib/parse/parseManifests';
 import { MeshXdsPublisher } from '../server/xds/meshXds';
+import { grpcCanaryReplicaFiles, moveBackend } from '../server/xds/testing/grpcCanaryReplicas';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const example = (f: string) => readFileSync(path.join(here, '../examples/grpc-canary', f), 'utf8');
 const i = process.argv.indexOf('--rounds');
 const ROUNDS = i >= 0 ? Number(process.argv[i + 1]) : 12;
 const WARMUP = 4;
@@ -26,21 +22,6 @@ const counts = process.argv
   .map(Number)
   .filter(Boolean);
 const COUNTS = counts.length ? counts : [500, 2000];
-
-/** cluster.yaml with the one client Pod replaced by `n` replicas and echo-v2-a at a round's address. */
-function cluster(n: number, round: number): string {
-  const docs = example('cluster.yaml').split(/^---$/m);
-  const rest = docs.filter((d) => !/name: grpc-client\b/.test(d)).join('---');
-  const moved = rest.replace('127.0.0.72', `127.0.2.${(round % 250) + 1}`);
-  const pods = Array.from(
-    { length: n },
-    (_, k) =>
-      `apiVersion: v1\nkind: Pod\nmetadata:\n  name: grpc-client-${k}\n  namespace: default\n` +
-      `  labels: { app: grpc-client, msm.l7mp.io/proxy: grpc }\n` +
-      `status: { podIP: 127.1.${Math.floor(k / 250)}.${(k % 250) + 1} }\n`,
-  );
-  return [moved, ...pods].join('\n---\n');
-}
 
 const median = (xs: number[]) =>
   Math.round([...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]! * 10) / 10;
@@ -55,11 +36,9 @@ for (const n of COUNTS) {
   const flushMs: number[] = [];
   let proxies = 0;
   let pushed = 0;
+  const parsed = parseManifests(grpcCanaryReplicaFiles(n));
   for (let round = 0; round < WARMUP + ROUNDS; round++) {
-    const snapshot = parseManifests([
-      { path: 'mesh.yaml', content: example('mesh.yaml') },
-      { path: 'cluster.yaml', content: cluster(n, round) },
-    ]);
+    const snapshot = moveBackend(parsed, round);
     const t0 = performance.now();
     const compiled = compileMesh(snapshot);
     const t1 = performance.now();

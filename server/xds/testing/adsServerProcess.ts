@@ -10,6 +10,11 @@
  * - status -> ProxyStatus[]
  * - stop -> null (closes streams and the server, keeps the cache)
  * - rss -> process.memoryUsage().rss
+ * - meshInit {clients} -> {nodeIds, subscriptions}: examples/grpc-canary with `clients` proxyless
+ *   client replicas (grpcCanaryReplicas.ts), compiled and published into the cache by the control
+ *   plane's MeshXdsPublisher; what each client subscribes to, from its snapshot
+ * - meshMove {round} -> null: an endpoint change (the v2 backend Pod moved), compiled and published
+ *   the same way: the control plane's whole path from the change to the push
  * - track -> null: follows the server's stream statuses with the XdsStreamTracker the console and
  *   Kubernetes mode use (benches: live sync state's cost on the push path)
  * Status changes are also pushed as {event: 'status', status} when `watch` was requested.
@@ -18,17 +23,26 @@ import { AdsServer, type ListenOptions } from '../AdsServer';
 import { deepFreeze, SnapshotCache, type SnapshotInput } from '../SnapshotCache';
 import { adsServiceDefinition, envoyRoot } from '../envoyProtos';
 import { XdsStreamTracker } from '../../controlPlane/xdsStreamTracker';
+import { compileMesh } from '@/lib/engine/compileMesh';
+import type { Snapshot } from '@/lib/model/snapshot';
+import { parseManifests } from '@/lib/parse/parseManifests';
+import { MeshXdsPublisher } from '../meshXds';
+import { TypeUrls } from '../envoyProtos';
+import { grpcCanaryReplicaFiles, moveBackend, replicaNodeIds } from './grpcCanaryReplicas';
 
 type Req =
   | { id: number; op: 'listen'; options: ListenOptions & { tls?: { key: string; cert: string; ca: string } } }
   | { id: number; op: 'set'; nodeId: string; snapshot: SnapshotInput }
   | { id: number; op: 'setMany'; nodeIds: string[]; snapshot: SnapshotInput }
+  | { id: number; op: 'meshInit'; clients: number }
+  | { id: number; op: 'meshMove'; round: number }
   | { id: number; op: 'flush' | 'status' | 'stop' | 'rss' | 'watch' | 'track' };
 
 const cache = new SnapshotCache();
 let server: AdsServer | undefined;
 let lastPort = 0;
 let watching = false;
+let mesh: { parsed: Snapshot; publisher: MeshXdsPublisher } | undefined;
 
 function send(msg: unknown) {
   process.send?.(msg);
@@ -54,6 +68,29 @@ async function handle(req: Req): Promise<unknown> {
       for (const n of req.nodeIds) cache.setSnapshot(n, snapshot);
       return req.nodeIds.length;
     }
+    case 'meshInit': {
+      const parsed = parseManifests(grpcCanaryReplicaFiles(req.clients));
+      mesh = { parsed, publisher: new MeshXdsPublisher(cache) };
+      mesh.publisher.publish(compileMesh(parsed).mesh);
+      cache.flush();
+      const nodeIds = replicaNodeIds(req.clients);
+      const snap = mesh.publisher.last!.snapshots[nodeIds[0]!]!;
+      const rds = (l: unknown) =>
+        JSON.stringify(l).match(/"route_config_name":"([^"]+)"/)?.[1] ?? '';
+      return {
+        nodeIds,
+        subscriptions: [
+          [TypeUrls.listener, snap.listeners.map((l) => l.name)],
+          [TypeUrls.route, snap.listeners.map(rds).filter(Boolean)],
+          [TypeUrls.cluster, []],
+          [TypeUrls.endpoint, snap.endpoints.map((e) => e.cluster_name)],
+        ],
+      };
+    }
+    case 'meshMove':
+      if (!mesh) throw new Error('meshMove: meshInit first');
+      mesh.publisher.publish(compileMesh(moveBackend(mesh.parsed, req.round)).mesh);
+      return null;
     case 'flush':
       cache.flush();
       return null;

@@ -1,17 +1,22 @@
 /**
  * The control plane's side of an endpoint change for proxyless gRPC clients, before any push: the
- * engine's compile of the mesh (resolve + l7mp render) and MeshXdsPublisher.publish (renderXdsProxy
- * per proxy into the SnapshotCache), for examples/grpc-canary with its client scaled to N replicas
- * (Pods labelled msm.l7mp.io/proxy: grpc, all selected by one VirtualService) and one backend Pod's
- * address moved each round. bench/xdsStreams.ts measures what follows (the cache's publish to the
- * streams). The manifests are parsed outside the timed part: the local mesh and Kubernetes mode get
- * objects, not YAML. Prints JSON (medians over the measured rounds); no assertions.
+ * engine's update (MeshEngine.setServiceEndpointSlices, as ControlPlane and KubeController call it
+ * on an EndpointSlice event; a canary split's Service takes its full path) and
+ * MeshXdsPublisher.publish (renderXdsProxy per distinct proxy into the SnapshotCache), for
+ * examples/grpc-canary with its client scaled to N replicas (server/xds/testing/grpcCanaryReplicas.ts)
+ * and one backend Pod's address moved each round. bench/xdsStreams.ts measures what follows (the
+ * cache's publish to the streams) and bench/xdsEndToEnd.ts the whole path. The manifests are parsed
+ * once, outside the timed part. Prints JSON (medians over the measured rounds); no assertions.
  * Run: `node --import tsx bench/xdsPublish.ts [clients...] [--rounds 12]`.
  */
-import { compileMesh } from '../lib/engine/compileMesh';
+import { MeshEngine } from '../lib/engine/meshEngine';
 import { parseManifests } from '../lib/parse/parseManifests';
 import { MeshXdsPublisher } from '../server/xds/meshXds';
-import { grpcCanaryReplicaFiles, moveBackend } from '../server/xds/testing/grpcCanaryReplicas';
+import {
+  grpcCanaryReplicaFiles,
+  movedBackendSlice,
+  MOVED_SERVICE,
+} from '../server/xds/testing/grpcCanaryReplicas';
 
 const i = process.argv.indexOf('--rounds');
 const ROUNDS = i >= 0 ? Number(process.argv[i + 1]) : 12;
@@ -36,18 +41,19 @@ for (const n of COUNTS) {
   const flushMs: number[] = [];
   let proxies = 0;
   let pushed = 0;
-  const parsed = parseManifests(grpcCanaryReplicaFiles(n));
+  const engine = new MeshEngine(parseManifests(grpcCanaryReplicaFiles(n)));
+  let incremental = 0;
   for (let round = 0; round < WARMUP + ROUNDS; round++) {
-    const snapshot = moveBackend(parsed, round);
     const t0 = performance.now();
-    const compiled = compileMesh(snapshot);
+    const u = engine.setServiceEndpointSlices('default', MOVED_SERVICE, [movedBackendSlice(round)]);
     const t1 = performance.now();
-    const r = publisher.publish(compiled.mesh);
+    const r = publisher.publish(engine.current.mesh, (p) => p.role === 'grpc');
     const t2 = performance.now();
     changed = 0;
     publisher.cache.flush();
     const t3 = performance.now();
     if (round < WARMUP) continue;
+    if (u.incremental) incremental++;
     compileMs.push(t1 - t0);
     publishMs.push(t2 - t1);
     flushMs.push(t3 - t2);
@@ -58,7 +64,8 @@ for (const n of COUNTS) {
     clients: n,
     proxies,
     proxiesChangedPerRound: pushed,
-    compileMs: median(compileMs),
+    engineUpdateMs: median(compileMs),
+    engineIncrementalRounds: incremental,
     publishMs: median(publishMs),
     cacheFlushMs: median(flushMs),
     encodedResources: publisher.cache.encodedCount(),
@@ -70,7 +77,7 @@ console.log(
       bench: 'xdsPublish',
       node: process.version,
       rounds: ROUNDS,
-      note: 'per endpoint change, medians; compile = resolve + l7mp render; publish = renderXdsProxy per proxy + SnapshotCache.setSnapshot',
+      note: 'per endpoint change (an EndpointSlice update), medians; engineUpdate = MeshEngine.setServiceEndpointSlices (resolve + l7mp render, incremental where it can); publish = renderXdsProxy per proxy + SnapshotCache.setSnapshot',
       results,
     },
     null,

@@ -11,10 +11,10 @@
  * - stop -> null (closes streams and the server, keeps the cache)
  * - rss -> process.memoryUsage().rss
  * - meshInit {clients} -> {nodeIds, subscriptions}: examples/grpc-canary with `clients` proxyless
- *   client replicas (grpcCanaryReplicas.ts), compiled and published into the cache by the control
+ *   client replicas (grpcCanaryReplicas.ts) in a MeshEngine, published into the cache by the control
  *   plane's MeshXdsPublisher; what each client subscribes to, from its snapshot
- * - meshMove {round} -> null: an endpoint change (the v2 backend Pod moved), compiled and published
- *   the same way: the control plane's whole path from the change to the push
+ * - meshMove {round} -> null: an endpoint change (the v2 backend's EndpointSlice, its Pod moved) through
+ *   MeshEngine.setServiceEndpointSlices and the publisher: the control plane's path to the push
  * - track -> null: follows the server's stream statuses with the XdsStreamTracker the console and
  *   Kubernetes mode use (benches: live sync state's cost on the push path)
  * Status changes are also pushed as {event: 'status', status} when `watch` was requested.
@@ -23,12 +23,16 @@ import { AdsServer, type ListenOptions } from '../AdsServer';
 import { deepFreeze, SnapshotCache, type SnapshotInput } from '../SnapshotCache';
 import { adsServiceDefinition, envoyRoot } from '../envoyProtos';
 import { XdsStreamTracker } from '../../controlPlane/xdsStreamTracker';
-import { compileMesh } from '@/lib/engine/compileMesh';
-import type { Snapshot } from '@/lib/model/snapshot';
+import { MeshEngine } from '@/lib/engine/meshEngine';
 import { parseManifests } from '@/lib/parse/parseManifests';
 import { MeshXdsPublisher } from '../meshXds';
 import { TypeUrls } from '../envoyProtos';
-import { grpcCanaryReplicaFiles, moveBackend, replicaNodeIds } from './grpcCanaryReplicas';
+import {
+  grpcCanaryReplicaFiles,
+  movedBackendSlice,
+  MOVED_SERVICE,
+  replicaNodeIds,
+} from './grpcCanaryReplicas';
 
 type Req =
   | { id: number; op: 'listen'; options: ListenOptions & { tls?: { key: string; cert: string; ca: string } } }
@@ -42,7 +46,7 @@ const cache = new SnapshotCache();
 let server: AdsServer | undefined;
 let lastPort = 0;
 let watching = false;
-let mesh: { parsed: Snapshot; publisher: MeshXdsPublisher } | undefined;
+let mesh: { engine: MeshEngine; publisher: MeshXdsPublisher } | undefined;
 
 function send(msg: unknown) {
   process.send?.(msg);
@@ -69,14 +73,13 @@ async function handle(req: Req): Promise<unknown> {
       return req.nodeIds.length;
     }
     case 'meshInit': {
-      const parsed = parseManifests(grpcCanaryReplicaFiles(req.clients));
-      mesh = { parsed, publisher: new MeshXdsPublisher(cache) };
-      mesh.publisher.publish(compileMesh(parsed).mesh);
+      const engine = new MeshEngine(parseManifests(grpcCanaryReplicaFiles(req.clients)));
+      mesh = { engine, publisher: new MeshXdsPublisher(cache) };
+      mesh.publisher.publish(engine.current.mesh);
       cache.flush();
       const nodeIds = replicaNodeIds(req.clients);
       const snap = mesh.publisher.last!.snapshots[nodeIds[0]!]!;
-      const rds = (l: unknown) =>
-        JSON.stringify(l).match(/"route_config_name":"([^"]+)"/)?.[1] ?? '';
+      const rds = (l: unknown) => JSON.stringify(l).match(/"route_config_name":"([^"]+)"/)?.[1] ?? '';
       return {
         nodeIds,
         subscriptions: [
@@ -89,7 +92,9 @@ async function handle(req: Req): Promise<unknown> {
     }
     case 'meshMove':
       if (!mesh) throw new Error('meshMove: meshInit first');
-      mesh.publisher.publish(compileMesh(moveBackend(mesh.parsed, req.round)).mesh);
+      // As ControlPlane does on an EndpointSlice event: the engine's update, then the xDS publish.
+      mesh.engine.setServiceEndpointSlices('default', MOVED_SERVICE, [movedBackendSlice(req.round)]);
+      mesh.publisher.publish(mesh.engine.current.mesh, (p) => p.role === 'grpc');
       return null;
     case 'flush':
       cache.flush();

@@ -2,13 +2,14 @@
  * examples/grpc-canary with its one proxyless client scaled to `clients` replicas (Pods labelled
  * msm.l7mp.io/proxy: grpc that its VirtualService selects), for benches of the xDS path at scale:
  * bench/xdsPublish.ts and the end-to-end bench (bench/xdsEndToEnd.ts, through adsServerProcess.ts).
- * `moveBackend` gives the snapshot with the v2 backend Pod at another address: an endpoint change.
+ * `movedBackendSlice` is an endpoint change as Kubernetes reports it: the v2 backend's EndpointSlice
+ * with its Pod at another address, for MeshEngine.setServiceEndpointSlices (the control plane's path).
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ManifestFile } from '@/lib/parse/parseManifests';
-import type { Snapshot } from '@/lib/model/snapshot';
+import { type EndpointSlice, SERVICE_NAME_LABEL } from '@/lib/model/kube';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const example = (f: string) =>
@@ -39,13 +40,27 @@ export function grpcCanaryReplicaFiles(clients: number): ManifestFile[] {
   ];
 }
 
-/** `snapshot` with MOVED_POD at an address picked by `round` (the other objects shared). */
-export function moveBackend(snapshot: Snapshot, round: number): Snapshot {
-  const podIP = `127.0.2.${(round % 250) + 1}`;
+/** The Service whose endpoints an endpoint change moves (namespace default). */
+export const MOVED_SERVICE = 'echo-v2';
+
+/** MOVED_SERVICE's EndpointSlice with MOVED_POD at an address picked by `round`. */
+export function movedBackendSlice(round: number): EndpointSlice {
   return {
-    ...snapshot,
-    pods: snapshot.pods.map((p) =>
-      p.metadata.name === MOVED_POD ? { ...p, status: { ...p.status, podIP } } : p,
-    ),
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: {
+      name: `${MOVED_SERVICE}-bench`,
+      namespace: 'default',
+      labels: { [SERVICE_NAME_LABEL]: MOVED_SERVICE },
+    },
+    addressType: 'IPv4',
+    endpoints: [
+      {
+        addresses: [`127.0.2.${(round % 250) + 1}`],
+        conditions: { ready: true },
+        targetRef: { kind: 'Pod', name: MOVED_POD },
+      },
+    ],
+    ports: [{ port: 50051, protocol: 'TCP' }],
   };
 }

@@ -1,12 +1,13 @@
 /**
  * P2 end to end: an endpoint change -> every proxyless client's receipt (and ACK), through the whole
- * control plane path in the server process: the engine's compile of the changed mesh, the
- * MeshXdsPublisher's render into the SnapshotCache, the ADS server's push. bench/xdsStreams.ts starts
+ * control plane path in the server process: the engine's update (MeshEngine.setServiceEndpointSlices,
+ * as on an EndpointSlice event), the MeshXdsPublisher's render into the SnapshotCache, the ADS
+ * server's push. bench/xdsStreams.ts starts
  * at the cache (a snapshot set for every node) and bench/xdsPublish.ts stops before the push.
  *
  * The mesh is examples/grpc-canary with its client scaled to N replicas
- * (server/xds/testing/grpcCanaryReplicas.ts); each change moves one backend Pod, which changes every
- * client's EDS. The clients are the lean raw ADS streams of bench/xdsStreams.ts, one HTTP/2
+ * (server/xds/testing/grpcCanaryReplicas.ts); each change moves one backend Pod in its Service's
+ * EndpointSlice, which changes every client's EDS. The clients are the lean raw ADS streams of bench/xdsStreams.ts, one HTTP/2
  * connection each, subscribing to what their snapshot holds. Unmeasured changes come first (V8's
  * steady state, as in bench/xdsStreams.ts). Per change: p50/p99/max over the clients from the IPC
  * request; over the changes: the median change by p99, the worst, and p50/p99 pooled.
@@ -16,26 +17,14 @@
 import { TypeUrls } from '../server/xds/envoyProtos';
 import { forkAdsServer, waitFor } from '../server/xds/testing/children';
 import { connectLeanAds } from '../server/xds/testing/leanAdsClient';
+import { countsArg, numberArg } from './argv';
+import { pct } from './pct';
 import { processCpuMs } from './processCpu';
 
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-}
-const WARMUP = arg('warmup', 20);
-const CHANGES = arg('changes', 9);
+const WARMUP = numberArg('warmup', 20);
+const CHANGES = numberArg('changes', 9);
 const TRACK = process.argv.includes('--track');
-const counts = process.argv
-  .slice(2)
-  .filter((a, i, all) => !a.startsWith('--') && !['--warmup', '--changes'].includes(all[i - 1] ?? ''))
-  .map(Number)
-  .filter(Boolean);
-const COUNTS = counts.length ? counts : [500, 2000];
-
-function pct(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return Math.round(s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]! * 10) / 10;
-}
+const COUNTS = countsArg(['warmup', 'changes'], [500, 2000]);
 
 async function main() {
   const results: unknown[] = [];
@@ -107,7 +96,7 @@ async function main() {
         warmupChanges: WARMUP,
         measuredChanges: CHANGES,
         statusTracked: TRACK,
-        note: 'latency = from asking the server process (IPC) to move a backend Pod, through compile, publish and push, to each client receiving its new EDS (and ACKing it); client and server share this machine',
+        note: 'latency = from asking the server process (IPC) to apply an EndpointSlice change, through the engine, publish and push, to each client receiving its new EDS (and ACKing it); client and server share this machine',
         results,
       },
       null,

@@ -14,25 +14,14 @@ import { fileURLToPath } from 'node:url';
 import { TypeUrls } from '../server/xds/envoyProtos';
 import { waitFor } from '../server/xds/testing/children';
 import { connectLeanAds } from '../server/xds/testing/leanAdsClient';
+import { countsArg, numberArg } from './argv';
+import { pct } from './pct';
 import { processCpuMs } from './processCpu';
 
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-}
-const pushes = arg('pushes', 9);
-const chunk = arg('chunk', 64);
-const counts = process.argv
-  .slice(2)
-  .filter((a, i, all) => !a.startsWith('--') && !all[i - 1]?.startsWith('--'))
-  .map(Number)
-  .filter(Boolean);
-const COUNTS = counts.length ? counts : [500, 2000];
+const pushes = numberArg('pushes', 9);
+const chunk = numberArg('chunk', 64);
+const COUNTS = countsArg(['pushes', 'chunk'], [500, 2000]);
 
-function pct(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return Math.round(s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]! * 10) / 10;
-}
 const median = (xs: number[]) => pct(xs, 50);
 
 async function main() {

@@ -10,6 +10,8 @@
  * Run: `node --import tsx bench/xdsPublish.ts [clients...] [--rounds 12]`.
  */
 import { MeshEngine } from '../lib/engine/meshEngine';
+import { countsArg, numberArg } from './argv';
+import { pct } from './pct';
 import { parseManifests } from '../lib/parse/parseManifests';
 import { MeshXdsPublisher } from '../server/xds/meshXds';
 import {
@@ -18,18 +20,11 @@ import {
   MOVED_SERVICE,
 } from '../server/xds/testing/grpcCanaryReplicas';
 
-const i = process.argv.indexOf('--rounds');
-const ROUNDS = i >= 0 ? Number(process.argv[i + 1]) : 12;
+const ROUNDS = numberArg('rounds', 12);
 const WARMUP = 4;
-const counts = process.argv
-  .slice(2)
-  .filter((a, k, all) => !a.startsWith('--') && all[k - 1] !== '--rounds')
-  .map(Number)
-  .filter(Boolean);
-const COUNTS = counts.length ? counts : [500, 2000];
+const COUNTS = countsArg(['rounds'], [500, 2000]);
 
-const median = (xs: number[]) =>
-  Math.round([...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]! * 10) / 10;
+const median = (xs: number[]) => pct(xs, 50);
 
 const results = [];
 for (const n of COUNTS) {

@@ -30,24 +30,17 @@ import { TypeUrls } from '../server/xds/envoyProtos';
 import { forkAdsServer, waitFor } from '../server/xds/testing/children';
 import { demoSnapshot } from '../server/xds/testing/demoSnapshot';
 import { connectLeanAds, type LeanAdsClient } from '../server/xds/testing/leanAdsClient';
+import { countsArg, numberArg } from './argv';
+import { pct } from './pct';
 import { processCpuMs } from './processCpu';
 
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-}
 // A control plane runs for days: V8 has long since optimised its push path. Unmeasured pushes first,
 // as bench:l7mp does, so the figures are the steady state and not the first compiles.
-const WARMUP = arg('warmup', 20);
+const WARMUP = numberArg('warmup', 20);
 // --track: live sync state follows the streams as in the console and Kubernetes mode.
 const TRACK = process.argv.includes('--track');
-const PUSHES = arg('pushes', 9);
-const counts = process.argv
-  .slice(2)
-  .filter((a, i, all) => !a.startsWith('--') && !['--warmup', '--pushes'].includes(all[i - 1] ?? ''))
-  .map(Number)
-  .filter(Boolean);
-const COUNTS = counts.length ? counts : [500, 2000];
+const PUSHES = numberArg('pushes', 9);
+const COUNTS = countsArg(['warmup', 'pushes'], [500, 2000]);
 
 const snap = (ports: number[], extraRoutes = 0) =>
   demoSnapshot({
@@ -64,12 +57,6 @@ const SUBS: [string, string[]][] = [
   [TypeUrls.cluster, []],
   [TypeUrls.endpoint, ['cluster-a-eds', 'cluster-b-eds']],
 ];
-
-function pct(xs: number[], p: number): number {
-  if (!xs.length) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  return Math.round(s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]! * 10) / 10;
-}
 
 async function main() {
   const ads = await forkAdsServer();

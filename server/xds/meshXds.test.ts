@@ -78,28 +78,17 @@ describe('MeshXdsPublisher', () => {
     );
     // One more client that a second VirtualService also selects: a different placement.
     const special = pod('grpc-client-9', 'app: grpc-client, tier: special, msm.l7mp.io/proxy: grpc');
-    const extraVs = `---
-apiVersion: msm.l7mp.io/v1
-kind: VirtualService
-metadata: { name: echo-special, namespace: default }
-spec:
-  selector: { matchLabels: { tier: special } }
-  grpc: { port: 50052 }
-  rules: [{ action: { route: { destination: echo-split } } }]
-`;
+    const vs = (name: string, tier: string, protocol: string) =>
+      `---\napiVersion: msm.l7mp.io/v1\nkind: VirtualService\n` +
+      `metadata: { name: ${name}, namespace: default }\n` +
+      `spec:\n  selector: { matchLabels: { tier: ${tier} } }\n  ${protocol}\n` +
+      `  rules: [{ action: { route: { destination: echo-split } } }]\n`;
+    const extraVs = vs('echo-special', 'special', 'grpc: { port: 50052 }');
     // A TCP VirtualService on an l7mp sidecar and on a proxyless client with the same labels: the same
     // placement, but the client takes only grpc VirtualServices (no listener, a diagnostic).
     const sidecar = pod('grpc-client-7', 'app: grpc-client, tier: tcp, msm.l7mp.io/proxy: sidecar');
     const tcpClient = pod('grpc-client-8', 'app: grpc-client, tier: tcp, msm.l7mp.io/proxy: grpc');
-    const tcpVs = `---
-apiVersion: msm.l7mp.io/v1
-kind: VirtualService
-metadata: { name: echo-tcp, namespace: default }
-spec:
-  selector: { matchLabels: { tier: tcp } }
-  tcp: { port: 9002 }
-  rules: [{ action: { route: { destination: echo-split } } }]
-`;
+    const tcpVs = vs('echo-tcp', 'tcp', 'tcp: { port: 9002 }');
     const mesh = meshOf([
       ...files,
       { path: 'more.yaml', content: [...replicas, sidecar, tcpClient, special, extraVs, tcpVs].join('') },

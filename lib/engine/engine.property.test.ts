@@ -177,6 +177,19 @@ const baseMesh: unknown[] = [
       rules: [
         { action: { route: { destination: 'svc-a', ingress: ['tg'] } } },
         { action: { route: { destination: 'svc-b' } } },
+        { action: { route: { destination: 'canary' } } },
+        {
+          action: {
+            route: {
+              destination: {
+                split: [
+                  { serviceName: 'svc-b', weight: 3 },
+                  { serviceName: 'svc-a', weight: 1 },
+                ],
+              },
+            },
+          },
+        },
       ],
     },
   },
@@ -185,6 +198,17 @@ const baseMesh: unknown[] = [
     kind: 'Target',
     metadata: { name: 'tg', namespace: 'default' },
     spec: { serviceName: 'svc-b' },
+  },
+  {
+    apiVersion: 'msm.l7mp.io/v1',
+    kind: 'Target',
+    metadata: { name: 'canary', namespace: 'default' },
+    spec: {
+      split: [
+        { serviceName: 'svc-a', weight: 80 },
+        { serviceName: 'svc-b', weight: 20 },
+      ],
+    },
   },
   ...['svc-a', 'svc-b'].flatMap((n) => [
     {
@@ -261,6 +285,7 @@ describe('engine properties', () => {
 
   it('incremental EndpointSlice updates equal a full recompute', () => {
     let fastPaths = 0;
+    let splitFastPaths = 0;
     fc.assert(
       fc.property(
         fc.array(doc, { maxLength: 14 }),
@@ -271,7 +296,10 @@ describe('engine properties', () => {
           const snapshot = parseManifests(files([...baseMesh, ...docs]));
           const engine = new MeshEngine(snapshot);
           const slices = ips.length ? [sliceFor(svc, namespace, ips)] : [];
-          if (engine.setServiceEndpointSlices(namespace, svc, slices).incremental) fastPaths++;
+          if (engine.setServiceEndpointSlices(namespace, svc, slices).incremental) {
+            fastPaths++;
+            if (svc !== 'a' && namespace === 'default') splitFastPaths++;
+          }
           const full = compileMesh(engine.snapshot);
           expect(JSON.stringify(engine.current.l7mp)).toBe(JSON.stringify(full.l7mp));
           expect(JSON.stringify(engine.current.diagnostics)).toBe(JSON.stringify(full.diagnostics));
@@ -282,5 +310,7 @@ describe('engine properties', () => {
     );
     // The fast path must actually be exercised, not only the fallback.
     expect(fastPaths).toBeGreaterThan(5);
+    // ... including for Services that canary splits follow (baseMesh's `canary` and inline split).
+    expect(splitFastPaths).toBeGreaterThan(5);
   });
 });

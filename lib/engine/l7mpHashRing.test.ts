@@ -40,6 +40,32 @@ describe('l7mp hash ring', () => {
     }
   });
 
+  it('reproduces hashring for 200 random weightings of 1 to 12 endpoints', () => {
+    let seed = 11;
+    const rnd = (n: number) => Math.floor(((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * n);
+    for (let t = 0; t < 200; t++) {
+      const ws: Record<string, number> = {};
+      for (let i = 0, k = 1 + rnd(12); i < k; i++) ws[`10.${t}.${i}.${rnd(250)}`] = 1 + rnd(rnd(2) ? 5 : 900);
+      const ours = l7mpRingCounts(Object.entries(ws).map(([address, weight]) => ({ address, weight })));
+      expect(Object.fromEntries(ours)).toEqual(Object.fromEntries(realCounts(ws)));
+    }
+  });
+
+  it('answers a repeated calibration from memory, with copies the caller may change', () => {
+    const groups = [
+      { share: 70, addresses: ['10.9.0.1', '10.9.0.2'] },
+      { share: 30, addresses: ['10.9.0.3'] },
+    ];
+    const first = calibrateL7mpWeights(groups);
+    first.weights.set('10.9.0.1', -1);
+    first.shares[0] = -1;
+    const again = calibrateL7mpWeights(groups.map((g) => ({ ...g, addresses: [...g.addresses] })));
+    expect(again.weights.get('10.9.0.1')).toBeGreaterThanOrEqual(1);
+    expect(again.shares[0]).toBeGreaterThan(0.6);
+    const real = realCounts(Object.fromEntries(again.weights));
+    expect(real.get('10.9.0.3')! / 1000).toBeCloseTo(again.shares[1]!, 6);
+  });
+
   it('calibrated weights give the asked split on the real ring (the naive ones are off by 5.5 points)', () => {
     const naive = realCounts({ '127.0.0.51': 250, '127.0.0.52': 250, '127.0.0.61': 500 });
     expect(naive.get('127.0.0.61')).toBe(555);

@@ -91,47 +91,61 @@ function pointsOf(address: string, count: number): number[] {
   return pts;
 }
 
-let keyHashes: number[] | undefined;
+/** Endpoint indexes sit below each ring point's value in one float: values are 32-bit, so 2^52 fits. */
+const INDEX_SPAN = 2 ** 20;
+/** The hashes of l7mp's 1,000 keys `String(0..999)`, ascending. */
+let sortedKeys: Float64Array | undefined;
+
+/**
+ * How many of the 1,000 keys land on each endpoint (by index) for these weights. The ring is built
+ * as hashring 3.x builds it and each key goes to the first point at or after its hash (the first
+ * point if none), which is what hashring's `find` returns; ties between endpoints go to the one
+ * added first, as its stable sort leaves them. Typed arrays and one merge pass instead of objects
+ * and 1,000 binary searches: canary calibration evaluates thousands of rings.
+ */
+function ringCounts(addresses: readonly string[], weights: ArrayLike<number>): Int32Array {
+  const n = addresses.length;
+  const counts = new Int32Array(n);
+  let total = 0;
+  for (let i = 0; i < n; i++) total += weights[i]!;
+  if (n === 0 || total <= 0 || n > INDEX_SPAN) return counts;
+  const lengths = new Int32Array(n);
+  let size = 0;
+  for (let i = 0; i < n; i++) {
+    const percentage = weights[i]! / total;
+    // hashring 3.x: Math.floor(percentage * vnodes * servers.length), evaluated in this order.
+    lengths[i] = Math.floor(percentage * VNODES * n);
+    size += lengths[i]!;
+  }
+  if (size === 0) return counts;
+  const ring = new Float64Array(size);
+  let k = 0;
+  for (let i = 0; i < n; i++) {
+    const pts = pointsOf(addresses[i]!, lengths[i]!);
+    for (let j = 0; j < lengths[i]!; j++) ring[k++] = pts[j]! * INDEX_SPAN + i;
+  }
+  ring.sort();
+  sortedKeys ??= Float64Array.from({ length: 1000 }, (_, i) => hashValue(String(i))).sort();
+  let j = 0;
+  for (let q = 0; q < sortedKeys.length; q++) {
+    const h = sortedKeys[q]!;
+    while (j < size && Math.floor(ring[j]! / INDEX_SPAN) < h) j++;
+    counts[(j === size ? ring[0]! : ring[j]!) % INDEX_SPAN]!++;
+  }
+  return counts;
+}
 
 /** How many of l7mp's 1,000 random keys land on each endpoint (by address) for these weights. */
 export function l7mpRingCounts(
   endpoints: readonly { address: string; weight: number }[],
 ): Map<string, number> {
-  const counts = new Map<string, number>(endpoints.map((e) => [e.address, 0]));
-  const total = endpoints.reduce((s, e) => s + e.weight, 0);
-  if (endpoints.length === 0 || total <= 0) return counts;
-  const ring: { value: number; server: string }[] = [];
-  for (const e of endpoints) {
-    const percentage = e.weight / total;
-    // hashring 3.x: Math.floor(percentage * vnodes * servers.length), evaluated in this order.
-    const length = Math.floor(percentage * VNODES * endpoints.length);
-    const pts = pointsOf(e.address, length);
-    for (let i = 0; i < length; i++) ring.push({ value: pts[i]!, server: e.address });
-  }
-  ring.sort((a, b) => (a.value === b.value ? 0 : a.value > b.value ? 1 : -1));
-  keyHashes ??= Array.from({ length: 1000 }, (_, i) => hashValue(String(i)));
-  for (const h of keyHashes) {
-    const node = ring[find(ring, h)];
-    if (node) counts.set(node.server, (counts.get(node.server) ?? 0) + 1);
-  }
-  return counts;
-}
-
-/** hashring 3.x's `find`, quirks included (it is not a textbook successor search). */
-function find(ring: readonly { value: number }[], hash: number): number {
-  const size = ring.length;
-  let high = size;
-  let low = 0;
-  for (;;) {
-    const mid = (low + high) >> 1;
-    if (mid === size) return 0;
-    const middle = ring[mid]!.value;
-    const prev = mid === 0 ? 0 : ring[mid - 1]!.value;
-    if (hash <= middle && hash > prev) return mid;
-    if (middle < hash) low = mid + 1;
-    else high = mid - 1;
-    if (low > high) return 0;
-  }
+  const counts = ringCounts(
+    endpoints.map((e) => e.address),
+    endpoints.map((e) => e.weight),
+  );
+  const out = new Map<string, number>(endpoints.map((e) => [e.address, 0]));
+  endpoints.forEach((e, i) => out.set(e.address, out.get(e.address)! + counts[i]!));
+  return out;
 }
 
 export interface SplitGroup {
@@ -149,6 +163,24 @@ export function calibrateL7mpWeights(groups: readonly SplitGroup[]): {
   weights: Map<string, number>;
   shares: number[];
 } {
+  // Every compile of a mesh calibrates each split again (the console on every edit): remember the answers.
+  const key = JSON.stringify(groups.map((g) => [g.share, g.addresses]));
+  let hit = calibrated.get(key);
+  if (hit) {
+    calibrated.delete(key);
+  } else {
+    hit = calibrate(groups);
+    if (calibrated.size >= CALIBRATED_MAX) calibrated.delete(calibrated.keys().next().value!);
+  }
+  calibrated.set(key, hit);
+  return { weights: new Map(hit.weights), shares: [...hit.shares] };
+}
+
+const CALIBRATED_MAX = 256;
+/** The last calibrations, least recently used first. */
+const calibrated = new Map<string, { weights: Map<string, number>; shares: number[] }>();
+
+function calibrate(groups: readonly SplitGroup[]): { weights: Map<string, number>; shares: number[] } {
   const eps = groups.flatMap((g, gi) => g.addresses.map((address) => ({ address, group: gi })));
   const total = groups.reduce((s, g) => s + (g.addresses.length > 0 ? g.share : 0), 0);
   const target = groups.map((g) => (g.addresses.length > 0 && total > 0 ? (1000 * g.share) / total : 0));
@@ -156,10 +188,11 @@ export function calibrateL7mpWeights(groups: readonly SplitGroup[]): {
   const weights = eps.map((e) =>
     Math.max(1, Math.round((budget * target[e.group]!) / 1000 / groups[e.group]!.addresses.length)),
   );
+  const addresses = eps.map((e) => e.address);
   const evaluate = (ws: number[]) => {
-    const counts = l7mpRingCounts(eps.map((e, i) => ({ address: e.address, weight: ws[i]! })));
+    const counts = ringCounts(addresses, ws);
     const byGroup = groups.map(() => 0);
-    eps.forEach((e) => (byGroup[e.group]! += counts.get(e.address) ?? 0));
+    eps.forEach((e, i) => (byGroup[e.group]! += counts[i]!));
     return { byGroup, error: byGroup.reduce((s, c, gi) => s + Math.abs(c - target[gi]!), 0) };
   };
   let best = evaluate(weights);

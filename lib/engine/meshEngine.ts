@@ -4,6 +4,10 @@ import type { Snapshot } from '../model/snapshot';
 import { sliceEndpoints } from './clusterIndex';
 import { type CompiledMesh, compileMesh } from './compileMesh';
 import { renderL7mpProxy } from './renderL7mp';
+import { atPath, diagnosticSource } from './resolveMesh';
+import type { ResolvedTarget } from './resolvedMesh';
+import { SPLIT_NOTE_CODES, type SplitNote, splitEndpoints } from './splitTarget';
+import { type Diagnostic, normalizeDiagnostics, objectKey } from '../model/diagnostic';
 import { jsonEqual } from '../util/jsonEqual';
 
 /** What an update did: the proxies whose desired config changed, and whether it took the fast path. */
@@ -21,8 +25,8 @@ interface ReverseIndex {
 /**
  * The engine with memory. Like the SMC catalog's announcements, a change recomputes only what it
  * touches: an EndpointSlice change that only moves addresses re-renders just the proxies whose
- * clusters follow that Service. Anything structural (a Service gaining or losing all endpoints, a
- * canary split, a mesh edit) takes the full path. Either way the result equals `compileMesh` of the
+ * clusters follow that Service (a canary split's shares and weights computed again). Anything structural
+ * (a Service gaining or losing all endpoints, a mesh edit) takes the full path. Either way the result equals `compileMesh` of the
  * updated snapshot (a property test checks it). `current` is owned by the engine: treat it as read-only.
  */
 export class MeshEngine {
@@ -80,19 +84,23 @@ export class MeshEngine {
       const vs = mesh.virtualServices[v]!;
       // Zero endpoints change diagnostics ("no endpoints yet"): structural.
       if ((vs.endpoints.length === 0) !== (endpoints.length === 0)) return full();
-      for (const t of this.reverse.targetsByVs.get(v) ?? []) {
-        if (mesh.targets[t]!.split) return full();
-        targetIds.add(t);
-      }
+      for (const t of this.reverse.targetsByVs.get(v) ?? []) targetIds.add(t);
     }
     this.slices.set(svcKey, slices);
     this.snapshotCache = undefined;
     for (const v of vsNames) mesh.virtualServices[v] = { ...mesh.virtualServices[v]!, endpoints };
     const proxies = new Set<string>();
+    const splits: { target: ResolvedTarget; notes: SplitNote[] }[] = [];
     for (const t of targetIds) {
-      mesh.targets[t] = { ...mesh.targets[t]!, endpoints };
+      const target = mesh.targets[t]!;
+      if (target.split) {
+        const s = this.resplit(target);
+        mesh.targets[t] = s.target;
+        splits.push(s);
+      } else mesh.targets[t] = { ...target, endpoints };
       for (const p of this.reverse.proxiesByTarget.get(t) ?? []) proxies.add(p);
     }
+    if (splits.length) this.replaceSplitNotes(splits);
     const changed: string[] = [];
     for (const p of [...proxies].sort()) {
       const config = renderL7mpProxy(mesh, p).config;
@@ -103,6 +111,47 @@ export class MeshEngine {
       changed.push(p);
     }
     return { changedProxies: changed, incremental: true };
+  }
+
+  /**
+   * A canary split whose entries' endpoints moved: its shares and per-endpoint weights computed again
+   * from the entries' current endpoints, as the resolver computes them.
+   */
+  private resplit(target: ResolvedTarget): { target: ResolvedTarget; notes: SplitNote[] } {
+    const { virtualServices } = this.compiled.mesh;
+    const entries = target.split!.map((s) => {
+      const vs = virtualServices[s.virtualService]!;
+      return { longName: vs.longName, name: vs.ref.name, endpoints: vs.endpoints, weight: s.weight };
+    });
+    const { endpoints, shares, notes } = splitEndpoints(entries, target.loadbalancer);
+    return { target: { ...target, endpoints, split: shares }, notes };
+  }
+
+  /** The diagnostics of the re-split Targets (their "canary-split" shares, duplicate addresses) replaced. */
+  private replaceSplitNotes(splits: { target: ResolvedTarget; notes: SplitNote[] }[]): void {
+    const { mesh } = this.compiled;
+    const stale = new Set<string>();
+    const fresh: Diagnostic[] = [];
+    for (const { target: t, notes } of splits) {
+      // A named Target's fields are under `spec`; an inline one's under its place in the owner.
+      const diagPath = t.origin === 'inline' ? t.path! : 'spec';
+      const key = objectKey(t.ref);
+      for (const code of SPLIT_NOTE_CODES) {
+        stale.add(`${key}|${code}|${atPath(diagPath, 'split')}`);
+        stale.add(`${key}|${code}|${atPath(diagPath, 'loadbalancer')}`);
+        t.split!.forEach((_, i) => stale.add(`${key}|${code}|${atPath(diagPath, `split[${i}]`)}`));
+      }
+      for (const n of notes) {
+        const path = atPath(diagPath, n.path);
+        const d: Diagnostic = { severity: n.severity, code: n.code, message: n.message, object: t.ref, path };
+        const source = diagnosticSource(this.base.sources, t.ref, path);
+        if (source) d.source = source;
+        fresh.push(d);
+      }
+    }
+    const keep = (d: Diagnostic) => !stale.has(`${objectKey(d.object)}|${d.code}|${d.path ?? ''}`);
+    mesh.diagnostics = [...mesh.diagnostics.filter(keep), ...fresh];
+    this.compiled.diagnostics = normalizeDiagnostics([...this.compiled.diagnostics.filter(keep), ...fresh]);
   }
 
   private indexSnapshot(snapshot: Snapshot): void {

@@ -5,6 +5,7 @@ import {
   type ObjectRef,
   objectKey,
   type Severity,
+  type SourceLocation,
 } from '../model/diagnostic';
 import { parentPaths } from '../model/fieldPath';
 import type { Service } from '../model/kube';
@@ -39,9 +40,8 @@ import type {
   ResolvedRule,
   ResolvedTarget,
   ResolvedVirtualService,
-  SplitShare,
 } from './resolvedMesh';
-import { calibrateL7mpWeights } from './l7mpHashRing';
+import { splitEndpoints } from './splitTarget';
 import { listenerToTargetProtocol } from './targetProtocol';
 
 /** The seed's words each rule implements, quoted in diagnostics so a reader can find the rule. */
@@ -147,20 +147,8 @@ class MeshResolver {
     const d: Diagnostic = { severity, code, message, object };
     if (path) d.path = path;
     if (rule) d.rule = rule;
-    const src = this.snapshot.sources[objectKey(object)];
-    if (src) {
-      let line = src.line;
-      if (path && src.fields) {
-        for (const p of parentPaths(path)) {
-          const l = src.fields[p];
-          if (l !== undefined) {
-            line = l;
-            break;
-          }
-        }
-      }
-      d.source = { file: src.file, line };
-    }
+    const source = diagnosticSource(this.snapshot.sources, object, path);
+    if (source) d.source = source;
     this.diagnostics.push(d);
   }
 
@@ -761,86 +749,16 @@ class MeshResolver {
     const total = resolved.reduce((s, r) => s + (r.vs.endpoints.length > 0 ? r.weight : 0), 0);
     if (total <= 0)
       return fail('split has no endpoint with a positive weight: no traffic could be sent', at('split'));
-    const endpoints: ResolvedEndpoint[] = [];
-    const shares: SplitShare[] = [];
-    const seen = new Set<string>();
-    const groups: { index: number; share: number; endpoints: ResolvedEndpoint[] }[] = [];
-    for (const r of resolved) {
-      const n = r.vs.endpoints.length;
-      const percent = n > 0 ? (100 * r.weight) / total : 0;
-      shares.push({
-        virtualService: r.vs.longName,
+    const { endpoints, shares, notes } = splitEndpoints(
+      resolved.map((r) => ({
+        longName: r.vs.longName,
+        name: r.vs.ref.name,
+        endpoints: r.vs.endpoints,
         weight: r.weight,
-        endpoints: n,
-        percent: Math.round(percent * 10) / 10,
-        members: r.vs.endpoints,
-      });
-      if (n === 0 && r.weight > 0) {
-        this.report(
-          'warning',
-          'split-entry-empty',
-          `split entry ${r.vs.ref.name} has weight ${r.weight} but no endpoints; its share goes to the other entries`,
-          base.ref,
-          at(`split[${r.i}]`),
-        );
-      }
-      if (r.weight === 0) continue; // l7mp reads weight 0 as 1 (`e.weight || 1`): leave such endpoints out.
-      const own: ResolvedEndpoint[] = [];
-      for (const e of r.vs.endpoints) {
-        if (seen.has(e.address)) {
-          this.report(
-            'warning',
-            'split-duplicate-address',
-            `endpoint ${e.address} appears in more than one split entry; counted once`,
-            base.ref,
-            at(`split[${r.i}]`),
-          );
-          continue;
-        }
-        seen.add(e.address);
-        own.push(e);
-      }
-      groups.push({ index: shares.length - 1, share: r.weight, endpoints: own });
-    }
-    // Without a hash key l7mp hashes one of only 1,000 random keys per flow, so the ring's geometry decides
-    // the split: choose the weights for which that ring gives the asked shares (l7mpHashRing.ts).
-    const calibrate = !lb.loadbalancer?.key && lb.loadbalancer?.policy !== 'Trivial';
-    let how: string;
-    if (calibrate) {
-      const { weights, shares: predicted } = calibrateL7mpWeights(
-        groups.map((g) => ({ share: g.share, addresses: g.endpoints.map((e) => e.address) })),
-      );
-      groups.forEach((g, i) => {
-        shares[g.index]!.predictedPercent = Math.round(predicted[i]! * 1000) / 10;
-        for (const e of g.endpoints) endpoints.push({ ...e, weight: weights.get(e.address)! });
-      });
-      how = `per-endpoint weights are chosen so that l7mp 0.5.7's hash ring gives ${groups
-        .map((g) => `${shares[g.index]!.predictedPercent}%`)
-        .join(' / ')} of new flows`;
-    } else {
-      for (const g of groups) {
-        // Per-endpoint weight in thousandths of the traffic, so each entry's share is kept whatever its pod count.
-        const w = Math.max(1, Math.round((1000 * g.share) / (total * Math.max(g.endpoints.length, 1))));
-        for (const e of g.endpoints) endpoints.push({ ...e, weight: w });
-      }
-      how = 'per-endpoint weights are the share of each entry divided by its endpoints, in thousandths';
-    }
-    const explanation = shares
-      .map(
-        (s) =>
-          `${s.virtualService.split('.')[0]} ${s.percent}% (weight ${s.weight}, ${s.endpoints} endpoint${s.endpoints === 1 ? '' : 's'})`,
-      )
-      .join(', ');
-    this.report('info', 'canary-split', `split ${explanation}: ${how}`, base.ref, at('split'));
-    if (lb.loadbalancer?.policy === 'Trivial') {
-      this.report(
-        'warning',
-        'split-trivial-lb',
-        'loadbalancer Trivial always picks the first endpoint: the split weights have no effect',
-        base.ref,
-        at('loadbalancer'),
-      );
-    }
+      })),
+      lb.loadbalancer,
+    );
+    for (const n of notes) this.report(n.severity, n.code, n.message, base.ref, at(n.path));
     return {
       ...base,
       ...lb,
@@ -1109,7 +1027,29 @@ class MeshResolver {
   }
 }
 
-function atPath(diagPath: string, p: string): string {
+/** The file and line of `object` (of its field at `path`, when the parser recorded one) for a diagnostic. */
+export function diagnosticSource(
+  sources: Snapshot['sources'],
+  object: ObjectRef,
+  path: string | undefined,
+): SourceLocation | undefined {
+  const src = sources[objectKey(object)];
+  if (!src) return undefined;
+  let line = src.line;
+  if (path && src.fields) {
+    for (const p of parentPaths(path)) {
+      const l = src.fields[p];
+      if (l !== undefined) {
+        line = l;
+        break;
+      }
+    }
+  }
+  return { file: src.file, line };
+}
+
+/** A field path inside the object at `diagPath` (`spec` for a named Target, its place for an inline one). */
+export function atPath(diagPath: string, p: string): string {
   return diagPath ? `${diagPath}.${p}` : p;
 }
 

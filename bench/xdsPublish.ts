@@ -1,7 +1,7 @@
 /**
  * The control plane's side of an endpoint change for proxyless gRPC clients, before any push: the
  * engine's update (MeshEngine.setServiceEndpointSlices, as ControlPlane and KubeController call it
- * on an EndpointSlice event; a canary split's Service takes its full path) and
+ * on an EndpointSlice event; the fast path, a canary split's shares computed again) and
  * MeshXdsPublisher.publish (renderXdsProxy per distinct proxy into the SnapshotCache), for
  * examples/grpc-canary with its client scaled to N replicas (server/xds/testing/grpcCanaryReplicas.ts)
  * and one backend Pod's address moved each round. bench/xdsStreams.ts measures what follows (the

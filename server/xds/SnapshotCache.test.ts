@@ -150,6 +150,44 @@ describe('SnapshotCache', () => {
     cache.close();
   });
 
+  it('sets one input for many nodes at once, references counted per node, and refuses it whole', () => {
+    const cache = new SnapshotCache();
+    const shared = deepFreeze(snap(80));
+    cache.setSnapshotOfNodes(['ns/a', 'ns/b', 'ns/c'], shared);
+    cache.flush();
+    expect(cache.nodeIds()).toEqual(['ns/a', 'ns/b', 'ns/c']);
+    expect(cache.getSnapshot('ns/c')!.nodeId).toBe('ns/c');
+    expect(cache.getSnapshot('ns/b')!.types).toBe(cache.getSnapshot('ns/a')!.types);
+    expect(cache.encodedCount()).toBe(6);
+    // Each node holds its own references: the resources stay until the last node lets them go.
+    cache.setSnapshot('ns/a', snap(60));
+    cache.clearSnapshot('ns/b');
+    cache.flush();
+    expect(cache.encodedCount()).toBe(7);
+    cache.clearSnapshot('ns/c');
+    cache.flush();
+    expect(cache.encodedCount()).toBe(6);
+    cache.clearSnapshot('ns/a');
+    cache.flush();
+    expect(cache.encodedCount()).toBe(0);
+    const bad = snap(80);
+    bad.routes = [];
+    expect(() => cache.setSnapshotOfNodes(['ns/x', 'ns/y'], deepFreeze(bad))).toThrow(/ns\/x/);
+    cache.flush();
+    expect(cache.nodeIds()).toEqual([]);
+    expect(cache.encodedCount()).toBe(0);
+    // Through applyRendered, every replica of a refused render gets its own error.
+    const errors = applyRendered(cache, {
+      'ns/p': { ...snap(80), routes: [] },
+      'ns/q': { ...snap(80), routes: [] },
+    });
+    expect([...errors].map(([n, e]) => [n, e.message.includes(n)])).toEqual([
+      ['ns/p', true],
+      ['ns/q', true],
+    ]);
+    cache.close();
+  });
+
   it('refuses an inconsistent snapshot listing the dangling names, and keeps the previous one', async () => {
     const cache = new SnapshotCache();
     cache.setSnapshot('ns/p', snap(80));

@@ -223,6 +223,24 @@ export class SnapshotCache extends EventEmitter<{
     return Object.fromEntries(XDS_TYPE_URLS.map((t) => [t, types[t].version])) as Record<XdsTypeUrl, string>;
   }
 
+  /**
+   * `setSnapshot` of one input for several nodes (replicas sharing one render): validated and encoded
+   * once, one frozen per-type record shared by their snapshots, each resource referenced once per
+   * node. Throws as setSnapshot does (naming the first node), staging none of them.
+   */
+  setSnapshotOfNodes(nodeIds: readonly string[], input: SnapshotInput): void {
+    if (nodeIds.length === 0) return;
+    if (!this.consistent.has(input)) this.checkConsistency(nodeIds[0]!, input);
+    const types = Object.freeze(this.encodeTypes(input));
+    // encodeTypes took one reference on each resource, for the first node; the others take theirs.
+    if (nodeIds.length > 1) {
+      for (const t of XDS_TYPE_URLS) {
+        for (const k of this.typeKeys.get(types[t])!) this.encoded.get(k)!.refs += nodeIds.length - 1;
+      }
+    }
+    for (const nodeId of nodeIds) this.stage(nodeId, Object.freeze({ nodeId, publishedAt: 0, types }));
+  }
+
   /** Every RDS/EDS name referenced by LDS/CDS exists and no name repeats; throws otherwise. */
   private checkConsistency(nodeId: string, input: SnapshotInput): void {
     const duplicates: string[] = [];

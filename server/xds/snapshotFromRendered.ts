@@ -44,6 +44,8 @@ export function applyRendered(
   const shared = new Map<string, SnapshotInput>();
   // Renders that share their lists (MeshXdsPublisher's replicas) are matched without the JSON.
   const byLists = new Map<unknown, { lists: RenderedProxyXds; input: SnapshotInput }>();
+  // Nodes by the one input they get, each group set at once (replicas are encoded once, not per node).
+  const groups = new Map<SnapshotInput, string[]>();
   for (const [nodeId, r] of entries) {
     seen.add(nodeId);
     try {
@@ -56,9 +58,25 @@ export function applyRendered(
         if (!one) shared.set(json, (one = deepFreeze(structuredClone(input))));
         if (r.listeners && !known) byLists.set(r.listeners, { lists: r, input: one });
       }
-      cache.setSnapshot(nodeId, one);
+      const group = groups.get(one);
+      if (group) group.push(nodeId);
+      else groups.set(one, [nodeId]);
     } catch (e) {
       errors.set(nodeId, e as Error);
+    }
+  }
+  for (const [input, nodeIds] of groups) {
+    try {
+      cache.setSnapshotOfNodes(nodeIds, input);
+    } catch {
+      // Refused: each node gets its own error, naming it.
+      for (const nodeId of nodeIds) {
+        try {
+          cache.setSnapshot(nodeId, input);
+        } catch (e) {
+          errors.set(nodeId, e as Error);
+        }
+      }
     }
   }
   for (const nodeId of previous) if (!seen.has(nodeId)) cache.clearSnapshot(nodeId);

@@ -13,6 +13,9 @@
  * server's draft (PUT /api/draft); the server's draft is reset to the mesh directory at the end.
  *
  * Per size:
+ * - P7 earlyPictureMs (when the server has laid out the draft's first view): navigation start -> the
+ *   server's picture of it drawn by the page's inline script, before the app has loaded
+ *   (components/console/earlyPicture.ts); the app's canvas replaces it at firstDrawnMs.
  * - P7 firstDrawnMs (300 nodes or more): navigation start -> the graph drawn on the far canvas, its
  *   nodes not yet mounted (components/console/farCanvas.ts: a large graph's first view is staged).
  *   mountedMs: -> every node mounted (the canvas hands over to the DOM).
@@ -138,6 +141,10 @@ const OBSERVER = () => {
     // A large graph's first view on the far canvas while its nodes mount (components/console/farCanvas.ts).
     const far = document.querySelector<HTMLElement>('[data-testid="canvas"]')?.dataset.farCanvas;
     if (far === 'staging' && ui.firstDrawn === undefined) ui.firstDrawn = performance.now();
+    // The server's picture of the first view, drawn by the page before the app has loaded
+    // (components/console/earlyPicture.ts): when it was drawn.
+    const early = document.getElementById('meshdeck-early-picture');
+    if (early && ui.earlyPicture === undefined) ui.earlyPicture = Number(early.dataset.drawnAt);
     if (ui.firstDrawn !== undefined && far !== 'staging' && ui.mounted === undefined)
       ui.mounted = performance.now();
     const status = document.querySelector('.canvas__status')?.textContent ?? '';
@@ -338,6 +345,7 @@ async function openedFigures(page: Page) {
   }, again.firstDrawn ?? again.firstNodes);
   return {
     ...stages,
+    earlyPictureMs: again.earlyPicture,
     firstDrawnMs: again.firstDrawn === undefined ? undefined : Math.round(again.firstDrawn),
     firstNodesMs: Math.round(again.firstNodes!),
     mountedMs: again.mounted === undefined ? undefined : Math.round(again.mounted),
@@ -516,6 +524,7 @@ async function main() {
         draftBytes: JSON.stringify(draftOf(groups)).length,
         saveDraftMs: Math.round(saveMs),
         p7: {
+          earlyPictureMs: ui.earlyPicture,
           firstDrawnMs: ui.firstDrawn === undefined ? undefined : Math.round(ui.firstDrawn),
           firstNodesMs: Math.round(ui.firstNodes!),
           mountedMs: ui.mounted === undefined ? undefined : Math.round(ui.mounted),

@@ -9,6 +9,7 @@ import { parseAllDocuments } from 'yaml';
 import { syntheticDraft } from '../bench/syntheticMesh';
 import type { DraftDoc } from '../lib/console/draftDoc';
 import { draftFirstView } from '../lib/console/draftFirstView';
+import type { FirstViewPicture } from '../lib/console/firstViewPicture';
 import { guardPage, openConsole, putDraft, resetDraft, SHOTS } from './consoleHelpers';
 
 const GATEWAY = 'VirtualService/default/gateway-vsvc';
@@ -230,6 +231,68 @@ test('a 1,000-node graph is first drawn on one canvas while its nodes mount; pan
     await expect(canvas).not.toHaveAttribute('data-far-canvas');
     await expect(node).toHaveCSS('visibility', 'visible');
     expect(await drawn()).toBe(0);
+  } finally {
+    await resetDraft(page);
+  }
+});
+
+test("a fresh page draws the server's picture of a 1,000-node first view before its app has loaded; the app's canvas replaces it", async ({
+  page,
+}) => {
+  test.setTimeout(180_000);
+  await openConsole(page, GATEWAY);
+  const draft = syntheticDraft(200);
+  expect(await putDraft(page, draft)).toBe(200);
+  try {
+    await waitForServerLayout(page, draft);
+    const picture = (await (await page.request.get('/api/draft/picture')).json()) as FirstViewPicture;
+    // Every node of the first view (6 numbers each) and its edges (3 each), under the layout's hash.
+    expect(picture.hash).toBe(draftFirstView(draft, { localMesh: true })!.hash);
+    expect(picture.nodes.length).toBe(1010 * 6);
+    expect(picture.edges.length).toBeGreaterThan(900 * 3);
+    // What the page looked like when the picture came, and when it went.
+    await page.addInitScript(() => {
+      const w = window as unknown as { __early?: Record<string, number | boolean | string> };
+      new MutationObserver(() => {
+        const c = document.getElementById('meshdeck-early-picture') as HTMLCanvasElement | null;
+        if (c && !w.__early) {
+          const px = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+          let pixels = 0;
+          for (let i = 3; i < px.length; i += 4) if (px[i]! > 0) pixels++;
+          const far = document.querySelector<HTMLElement>('[data-testid="canvas"]')?.dataset.farCanvas;
+          w.__early = {
+            at: performance.now(),
+            pixels,
+            appDrawn: far !== undefined || document.querySelector('.react-flow__node') !== null,
+          };
+        }
+        if (!c && w.__early && w.__early.goneAt === undefined) {
+          w.__early.goneAt = performance.now();
+          w.__early.farWhenGone =
+            document.querySelector<HTMLElement>('[data-testid="canvas"]')?.dataset.farCanvas ?? '';
+        }
+      }).observe(document, { subtree: true, childList: true });
+    });
+    await page.reload();
+    await page
+      .locator('#meshdeck-early-picture')
+      .waitFor({ state: 'attached', timeout: 10_000 })
+      .then(() => page.screenshot({ path: `${SHOTS}/console-large-early-picture.png` }))
+      .catch(() => undefined);
+    await expect(page.getByTestId('group-summary')).toHaveText('1,010 nodes', { timeout: 60_000 });
+    await expect(page.getByTestId('canvas')).not.toHaveAttribute('data-far-canvas', { timeout: 60_000 });
+    await expect(page.locator('.react-flow__node')).toHaveCount(1010);
+    const early = await page.evaluate(
+      () => (window as unknown as { __early?: Record<string, number | boolean | string> }).__early,
+    );
+    // Drawn before the app had drawn anything: the whole graph, as boxes and lines.
+    expect(early).toBeDefined();
+    expect(early!.appDrawn).toBe(false);
+    expect(early!.pixels).toBeGreaterThan(20_000);
+    // Taken away when the app's canvas drew the graph (its first staged frame), not before.
+    expect(early!.goneAt).toBeGreaterThan(early!.at as number);
+    expect(early!.farWhenGone).toBe('staging');
+    await expect(page.locator('#meshdeck-early-picture')).toHaveCount(0);
   } finally {
     await resetDraft(page);
   }

@@ -52,6 +52,7 @@ import {
   type MeshGroupFlowNode,
   MeshNode,
 } from './MeshNode';
+import { removeEarlyPicture } from './earlyPicture';
 import { FAR_CANVAS_MIN_NODES, useFarCanvas } from './farCanvas';
 import { nodeLive } from './nodeLive';
 import type { NodeLive } from './MeshNode';
@@ -264,6 +265,12 @@ function Canvas(props: MeshCanvasProps) {
       clearTimeout(timer);
     };
   }, [stage, placedNow, meshCount]);
+  // The page's early picture (earlyPicture.ts) goes once this canvas shows the graph: useFarCanvas
+  // takes it away with its first staged frame; this is for a graph shown without staging.
+  const shownPlaced = placedNow && meshCount > 0 && stage.phase !== 'on';
+  useEffect(() => {
+    if (shownPlaced) removeEarlyPicture();
+  }, [shownPlaced]);
   const stagedFrom = stage.phase === 'on' ? (placedNow ? stage.limit : 0) : Infinity;
   // The canvas takes over once there is something placed to draw (not while ELK runs).
   if (staging !== (stage.phase === 'on' && placedNow)) setStaging(!staging);

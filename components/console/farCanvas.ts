@@ -3,6 +3,7 @@
 import { type Edge, type InternalNode, type ReactFlowState, useStoreApi } from '@xyflow/react';
 import { type RefObject, useEffect, useMemo, useRef } from 'react';
 import type { GraphNode } from '@/lib/console/meshGraph';
+import { removeEarlyPicture } from './earlyPicture';
 import { FAR_ZOOM } from './MeshNode';
 
 /**
@@ -220,6 +221,8 @@ export function useFarCanvas(
       m.palette ??= paletteOf(c);
       drawFarGraph(ctx, s, m.palette, dpr, m.staging);
       show(m.staging ? 'staging' : 'moving');
+      // The page's early picture of this first view (earlyPicture.ts) has been replaced.
+      if (m.staging) removeEarlyPicture();
     };
     const request = () => {
       const m = state.current;

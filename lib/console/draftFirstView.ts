@@ -7,15 +7,19 @@
 import { compileDraft, type CompileOptions } from './compileDraft';
 import type { DraftDoc } from './draftDoc';
 import { firstViewLayoutInput, type LayoutInput } from './elkLayout';
-import { graphHash } from './meshGraph';
+import { graphHash, type MeshGraph } from './meshGraph';
 
-/** The draft's first-view layout input and its graph hash, or undefined when the canvas runs no ELK for it. */
+/**
+ * The draft's first-view layout input, its graph hash and the whole graph, or undefined when the canvas
+ * runs no ELK for it.
+ */
 export function draftFirstView(
   draft: DraftDoc,
   { localMesh }: { localMesh: boolean },
-): { input: LayoutInput; hash: string } | undefined {
+): { input: LayoutInput; hash: string; graph: MeshGraph } | undefined {
   // The podsDir changes socket paths only, not the graph.
   const opts: CompileOptions = localMesh ? { xds: false, localMesh: { podsDir: '' } } : { xds: false };
-  const input = firstViewLayoutInput(compileDraft(draft, opts).graph, draft.layout);
-  return input ? { input, hash: graphHash(input) } : undefined;
+  const { graph } = compileDraft(draft, opts);
+  const input = firstViewLayoutInput(graph, draft.layout);
+  return input ? { input, hash: graphHash(input), graph } : undefined;
 }

@@ -13,6 +13,7 @@ import { syntheticDraft } from '@/bench/syntheticMesh';
 import type { DraftDoc } from '@/lib/console/draftDoc';
 import { draftFirstView } from '@/lib/console/draftFirstView';
 import { elkGraphOf, positionsOf, unpackPositions } from '@/lib/console/elkLayout';
+import { firstViewPicture } from '@/lib/console/firstViewPicture';
 import { exampleDraft } from '@/lib/console/testDrafts.testutil';
 import { ConsoleAuth, setConsoleAuth } from './consoleAuth';
 import { setConsoleContext } from './consoleContext';
@@ -49,6 +50,13 @@ describe('DraftLayouts', () => {
     expect(Object.keys(got!).sort()).toEqual(view.input.nodes.map((n) => n.id).sort());
     // Asked again: the same layout, kept.
     expect(await layouts.get(view.hash, 1000)).toBe(got);
+    // Its picture, for the page to draw early: for this draft's content exactly.
+    expect(layouts.picture(draft)).toEqual(firstViewPicture(view.graph, view.input, expected, view.hash));
+    const edited = { ...draft, files: { ...draft.files, 'extra.yaml': '# an edit\n' } };
+    expect(layouts.picture(edited)).toBeUndefined();
+    // The edit leaves the graph as it was: once the server has looked at it, the same picture.
+    layouts.prepare(edited);
+    await expect.poll(() => layouts!.picture(edited)?.hash, { timeout: 60_000 }).toBe(view.hash);
     expect(warnings).toEqual([]);
   }, 90_000);
 

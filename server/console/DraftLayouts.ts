@@ -11,6 +11,7 @@ import { Worker } from 'node:worker_threads';
 import type { DraftDoc } from '../../lib/console/draftDoc';
 import { buildDraftParsePack } from '../../lib/console/draftParsePack';
 import { type Positions, SERVER_LAYOUT_MIN_NODES } from '../../lib/console/elkLayout';
+import type { FirstViewPicture } from '../../lib/console/firstViewPicture';
 import type { DraftLayoutReply, DraftLayoutRequest } from './draftLayoutJob';
 
 export interface DraftLayoutsOptions {
@@ -33,6 +34,11 @@ export interface DraftLayoutsOptions {
  */
 export const LAYOUT_LATER_MS = 10_000;
 
+/** What identifies a draft's content. */
+function draftKey(draft: DraftDoc): string {
+  return createHash('sha256').update(JSON.stringify(draft)).digest('hex');
+}
+
 /** A job sent to the worker whose graph hash is not known yet. */
 interface Compiling {
   /** Settles once the hash is known (or there is none). */
@@ -44,6 +50,8 @@ interface Layout {
   positions: Promise<Positions | undefined>;
   resolve(p: Positions | undefined): void;
   timing: LayoutTiming;
+  /** The laid out first view as the page's inline script draws it, once the positions are in. */
+  picture?: FirstViewPicture;
 }
 
 /** Where a layout's time went, for the Server-Timing header of GET /api/layouts/<hash>. */
@@ -61,6 +69,9 @@ export class DraftLayouts {
   private readonly kept = new Map<string, Layout>();
   private readonly compiling = new Map<number, Compiling>();
   private readonly hashOf = new Map<number, string>();
+  /** Draft content key of each job sent, and the graph hash of each draft content seen (the last few). */
+  private readonly keyOf = new Map<number, string>();
+  private readonly hashByKey = new Map<string, string>();
   private readonly sentAt = new Map<number, number>();
   private lastKey: string | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -145,6 +156,15 @@ export class DraftLayouts {
     }
   }
 
+  /**
+   * The picture of `draft`'s first view as this server laid it out, if it has (for the draft exactly as
+   * it is: the page draws it before its app has compiled anything); undefined otherwise, at once.
+   */
+  picture(draft: DraftDoc): FirstViewPicture | undefined {
+    const hash = this.hashByKey.get(draftKey(draft));
+    return hash === undefined ? undefined : this.kept.get(hash)?.picture;
+  }
+
   /** True while the worker thread runs (it starts with the first draft that may be large). */
   get workerRunning(): boolean {
     return this.worker !== undefined;
@@ -167,7 +187,7 @@ export class DraftLayouts {
     let sent = false;
     try {
       if (this.closed) return;
-      const key = createHash('sha256').update(JSON.stringify(draft)).digest('hex');
+      const key = draftKey(draft);
       if (key === this.lastKey) return;
       this.lastKey = key;
       // The files as the server read them for GET ?parsed=1 (memoised): the worker reads no YAML.
@@ -182,6 +202,7 @@ export class DraftLayouts {
       if (objects * 3 < this.minNodes) return;
       if (!this.compiling.has(id)) this.reserve(id);
       this.sentAt.set(id, performance.now());
+      this.keyOf.set(id, key);
       const request: DraftLayoutRequest = {
         id,
         draft,
@@ -216,6 +237,12 @@ export class DraftLayouts {
 
   private onReply(r: DraftLayoutReply): void {
     const compiling = this.compiling.get(r.id);
+    const key = this.keyOf.get(r.id);
+    if (key !== undefined && (r.kind === 'hash' || (r.kind === 'none' && r.hash))) {
+      this.hashByKey.delete(key);
+      this.hashByKey.set(key, r.hash!);
+      while (this.hashByKey.size > this.maxKept) this.hashByKey.delete(this.hashByKey.keys().next().value!);
+    }
     if (r.kind === 'hash') {
       this.hashOf.set(r.id, r.hash);
       if (!this.kept.has(r.hash)) {
@@ -231,6 +258,7 @@ export class DraftLayouts {
       const sent = this.sentAt.get(r.id);
       if (layout) {
         layout.timing.elkMs = Math.round(r.ms);
+        layout.picture = r.picture;
         if (sent !== undefined) layout.timing.totalMs = Math.round(performance.now() - sent);
         layout.resolve(r.positions);
       }
@@ -244,6 +272,7 @@ export class DraftLayouts {
     if (r.kind !== 'hash') {
       this.hashOf.delete(r.id);
       this.sentAt.delete(r.id);
+      this.keyOf.delete(r.id);
     }
     if (compiling) {
       this.compiling.delete(r.id);
@@ -261,6 +290,8 @@ export class DraftLayouts {
     this.compiling.clear();
     this.hashOf.clear();
     this.sentAt.clear();
+    this.keyOf.clear();
+    this.hashByKey.clear();
     for (const hash of [...this.kept.keys()]) this.drop(hash);
     this.lastKey = undefined;
   }

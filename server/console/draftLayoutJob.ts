@@ -9,6 +9,7 @@ import type { DraftDoc } from '../../lib/console/draftDoc';
 import { draftFirstView } from '../../lib/console/draftFirstView';
 import { type DraftParsePack, seedDraftParsePack } from '../../lib/console/draftParsePack';
 import { ELK_WARM_UP, elkGraphOf, positionsOf, type Positions } from '../../lib/console/elkLayout';
+import { type FirstViewPicture, firstViewPicture } from '../../lib/console/firstViewPicture';
 
 export interface DraftLayoutRequest {
   id: number;
@@ -23,9 +24,17 @@ export interface DraftLayoutRequest {
 export type DraftLayoutReply =
   /** `compileMs`: seeding and compiling the draft, from the request's arrival in the thread. */
   | { id: number; kind: 'hash'; hash: string; compileMs: number }
-  | { id: number; kind: 'none'; why: string }
-  /** `ms`: ELK's own time. */
-  | { id: number; kind: 'positions'; hash: string; positions: Positions; ms: number }
+  /** `hash` when the graph was laid out before (the draft changed, its first view did not). */
+  | { id: number; kind: 'none'; why: string; hash?: string }
+  /** `ms`: ELK's own time; `picture`: the laid out first view for the page to draw early. */
+  | {
+      id: number;
+      kind: 'positions';
+      hash: string;
+      positions: Positions;
+      ms: number;
+      picture: FirstViewPicture;
+    }
   | { id: number; kind: 'error'; hash?: string; message: string };
 
 const elk = new ELK();
@@ -55,17 +64,20 @@ export async function runDraftLayoutJob(
     if (input.nodes.length < req.minNodes)
       return reply({ id: req.id, kind: 'none', why: `${input.nodes.length} nodes: the browser lays it out` });
     hash = view.hash;
-    if (req.known.includes(hash)) return reply({ id: req.id, kind: 'none', why: 'laid out already' });
+    if (req.known.includes(hash)) return reply({ id: req.id, kind: 'none', why: 'laid out already', hash });
     reply({ id: req.id, kind: 'hash', hash, compileMs: performance.now() - start });
     await warmElk();
     const elkStart = performance.now();
     const laid = await elk.layout(elkGraphOf(input));
+    const ms = performance.now() - elkStart;
+    const positions = positionsOf(laid);
     reply({
       id: req.id,
       kind: 'positions',
       hash,
-      positions: positionsOf(laid),
-      ms: performance.now() - elkStart,
+      positions,
+      ms,
+      picture: firstViewPicture(view.graph, input, positions, hash),
     });
   } catch (e) {
     reply({ id: req.id, kind: 'error', ...(hash ? { hash } : {}), message: (e as Error).message });

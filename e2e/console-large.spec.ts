@@ -264,6 +264,7 @@ test("a fresh page draws the server's picture of a 1,000-node first view before 
             at: performance.now(),
             pixels,
             appDrawn: far !== undefined || document.querySelector('.react-flow__node') !== null,
+            diagnostics: document.querySelector('.diagnostics__none')?.textContent ?? '',
           };
         }
         if (!c && w.__early && w.__early.goneAt === undefined) {
@@ -289,6 +290,8 @@ test("a fresh page draws the server's picture of a 1,000-node first view before 
     expect(early).toBeDefined();
     expect(early!.appDrawn).toBe(false);
     expect(early!.pixels).toBeGreaterThan(20_000);
+    // Meanwhile the diagnostics say the draft is being checked, not that it has no problems.
+    expect(early!.diagnostics).toBe('Checking the draft…');
     // Taken away when the app's canvas drew the graph (its first staged frame), not before.
     expect(early!.goneAt).toBeGreaterThan(early!.at as number);
     expect(early!.farWhenGone).toBe('staging');

@@ -22,7 +22,7 @@ import { PreviewPanel } from './PreviewPanel';
 import { liveStateQuery } from './queries';
 import { ShortcutsDialog } from './ShortcutsDialog';
 import { Toolbar } from './Toolbar';
-import { useCompiledDraft } from './useCompiledDraft';
+import { compiledDraftOf, useCompiledDraft } from './useCompiledDraft';
 import { useConsoleDraft } from './useConsoleDraft';
 import { useLiveEvents } from './useLiveEvents';
 import { useSession } from './useSession';
@@ -134,6 +134,12 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
     { initialSync: true, hold: liveQ.isPending && !modeWaitOver },
   )!;
   usePodsDir(localMesh && podsDir === undefined, compilation, live, setPodsDir);
+  // The draft is still loading, or its first compile has not come back (what is shown is the empty
+  // draft the console starts from): "no problems" would be a claim about nothing.
+  const checking =
+    draft.save.state === 'loading' ||
+    (Object.keys(compiledDraftOf(compilation)?.files ?? {}).length === 0 &&
+      Object.keys(draft.history.present.files).length > 0);
   // The cluster rendering is a second compile, so it only runs while the Preview shows it.
   const clusterL7mp = useCompiledDraft(
     draft.history.present,
@@ -431,7 +437,7 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
         </div>
       </aside>
       <footer className="console__bottom">
-        <DiagnosticsList compilation={compilation} onPick={pickDiagnostic} />
+        <DiagnosticsList compilation={compilation} checking={checking} onPick={pickDiagnostic} />
       </footer>
       <div className="toast-region" aria-live="assertive">
         {toast ? (

@@ -7,6 +7,8 @@ import { formatObjectRef, type Diagnostic, type Severity } from '@/lib/model/dia
 
 export interface DiagnosticsListProps {
   compilation: DraftCompilation;
+  /** The draft has not been compiled yet: its diagnostics are not known. */
+  checking?: boolean;
   onPick(d: Diagnostic, nodeId: string | undefined): void;
 }
 
@@ -14,7 +16,11 @@ export interface DiagnosticsListProps {
  * Every diagnostic of the draft; picking one focuses its node, its YAML line and its form field.
  * Memoized: the console re-renders on each keystroke, the list only when a compilation lands.
  */
-export const DiagnosticsList = memo(function DiagnosticsList({ compilation, onPick }: DiagnosticsListProps) {
+export const DiagnosticsList = memo(function DiagnosticsList({
+  compilation,
+  checking = false,
+  onPick,
+}: DiagnosticsListProps) {
   const [show, setShow] = useState<Record<Severity, boolean>>({ error: true, warning: true, info: false });
   const { diagnostics, diagnosticNodes } = compilation;
   // Rows keyed by what they say, so an edit that adds or removes one diagnostic touches one row.
@@ -38,7 +44,11 @@ export const DiagnosticsList = memo(function DiagnosticsList({ compilation, onPi
         ))}
       </div>
       <ul className="diagnostics__list">
-        {diagnostics.length === 0 ? (
+        {diagnostics.length === 0 && checking ? (
+          <li className="diagnostics__none" data-testid="diagnostics-checking">
+            Checking the draft…
+          </li>
+        ) : diagnostics.length === 0 ? (
           <li className="diagnostics__none">No problems: the engine accepts this draft.</li>
         ) : diagnostics.every((d) => !show[d.severity]) ? (
           <li className="diagnostics__none">

@@ -61,6 +61,13 @@ function startWorker(s: LatestWins<Request, Wire>, timing: Map<number, Timing>):
  * compiled inline when `initialSync` (the console starts from an empty draft, which costs nothing),
  * else undefined.
  */
+const compiledFrom = new WeakMap<DraftCompilation, DraftDoc>();
+
+/** The draft a compilation of useCompiledDraft was made from. */
+export function compiledDraftOf(c: DraftCompilation): DraftDoc | undefined {
+  return compiledFrom.get(c);
+}
+
 export function useCompiledDraft(
   draft: DraftDoc,
   opts: CompileOptions | null,
@@ -74,9 +81,12 @@ export function useCompiledDraft(
   } = {},
 ): DraftCompilation | undefined {
   const optsKey = opts === null ? null : JSON.stringify(opts);
-  const [result, setResult] = useState<DraftCompilation | undefined>(() =>
-    initialSync && opts !== null ? compileDraft(draft, opts) : undefined,
-  );
+  const [result, setResult] = useState<DraftCompilation | undefined>(() => {
+    if (!initialSync || opts === null) return undefined;
+    const first = compileDraft(draft, opts);
+    compiledFrom.set(first, draft);
+    return first;
+  });
   // What was last asked for, so a re-render with the same draft asks nothing.
   const asked = useRef<{ draft: DraftDoc; key: string | null } | undefined>(
     result ? { draft, key: optsKey } : undefined,
@@ -110,6 +120,7 @@ export function useCompiledDraft(
       onResult: (value, id, req) => {
         // From the worker, the files are in parseDraft's memo already (seeded in startWorker).
         const next = { ...value, model: value.model ?? parseDraft(req.draft) };
+        compiledFrom.set(next, req.draft);
         // The inline fallback answers inside submit(), i.e. inside an effect, where flushSync must not run.
         if (inEffect) setResult(next);
         else flushSync(() => setResult(next));

@@ -28,7 +28,8 @@ describe('firstViewPicture', () => {
         { id: 'VirtualService/default/a' },
         { id: 'Target/default/b' },
         { id: 'Route/default/c' },
-        { id: 'group:ns/x', width: GROUP_WIDTH, height: GROUP_HEIGHT, group: { id: 'x' } },
+        // As overviewLayoutInput gives a collapsed group: an id the graph does not have, and a size.
+        { id: 'group:ns/x', width: GROUP_WIDTH, height: GROUP_HEIGHT },
       ],
       edges: [
         { id: 'e1', source: 'VirtualService/default/a', target: 'Target/default/b', kind: 'rule' },
@@ -72,6 +73,17 @@ describe('firstViewPicture', () => {
       2,
       PICTURE_EDGE_VARS.indexOf('--text-muted'),
     ]);
+  });
+
+  it('draws the grouped overview of a large draft with its collapsed groups as frames', () => {
+    // 400 synthetic services: about 2,000 nodes, over the 1,500 at which the canvas starts grouped.
+    const view = draftFirstView(syntheticDraft(400), { localMesh: true })!;
+    const positions = Object.fromEntries(view.input.nodes.map((n, i) => [n.id, { x: i * 10, y: 0 }]));
+    const p = firstViewPicture(view.graph, view.input, positions, view.hash);
+    const flags = [];
+    for (let i = 5; i < p.nodes.length; i += PICTURE_NODE_STRIDE) flags.push(p.nodes[i]!);
+    expect(flags.length).toBe(view.input.nodes.length);
+    expect(flags.filter((f) => f & PICTURE_GROUP).length).toBe(400);
   });
 
   it("fits a picture into a pane exactly as the canvas's fitView does (padding 0.08, zoom 0.02-1)", () => {

@@ -68,7 +68,8 @@ export const PICTURE_EDGE_STRIDE = 3;
 
 /**
  * The picture of a first view: every node of the layout input that has a position, with its kind
- * from `graph` (a collapsed group is a frame), and every edge between two of them.
+ * from `graph` (an id the graph does not have is a collapsed group: a frame), and every edge between
+ * two of them.
  */
 export function firstViewPicture(
   graph: Pick<{ nodes: readonly Pick<GraphNode, 'id' | 'kind' | 'generated'>[] }, 'nodes'>,
@@ -83,14 +84,15 @@ export function firstViewPicture(
     const p = positions[n.id];
     if (!p) continue;
     const g = kinds.get(n.id);
-    const group = !g && (n as { group?: unknown }).group !== undefined;
+    // Not a node of the graph: a collapsed group of the overview (its layout input is the bare id).
+    const group = !g;
     index.set(n.id, index.size);
     nodes.push(
       p.x,
       p.y,
       n.width ?? NODE_WIDTH,
       n.height ?? NODE_HEIGHT,
-      group ? NODE_STYLE.group : g ? NODE_STYLE[g.kind] : NODE_STYLE.Missing,
+      g ? NODE_STYLE[g.kind] : NODE_STYLE.group,
       (g?.generated ? PICTURE_GENERATED : 0) | (group ? PICTURE_GROUP : 0),
     );
   }

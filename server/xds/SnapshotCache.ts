@@ -216,20 +216,21 @@ export class SnapshotCache extends EventEmitter<{
    * shared by many proxies) lets their content hashes be remembered instead of recomputed.
    */
   setSnapshot(nodeId: string, input: SnapshotInput): Record<XdsTypeUrl, string> {
-    if (!this.consistent.has(input)) this.checkConsistency(nodeId, input);
-    const types = this.encodeTypes(input);
-    const snap: NodeSnapshot = Object.freeze({ nodeId, publishedAt: 0, types: Object.freeze(types) });
-    this.stage(nodeId, snap);
+    const types = this.setSnapshotOfNodes([nodeId], input)!;
     return Object.fromEntries(XDS_TYPE_URLS.map((t) => [t, types[t].version])) as Record<XdsTypeUrl, string>;
   }
 
   /**
    * `setSnapshot` of one input for several nodes (replicas sharing one render): validated and encoded
    * once, one frozen per-type record shared by their snapshots, each resource referenced once per
-   * node. Throws as setSnapshot does (naming the first node), staging none of them.
+   * node. Throws as setSnapshot does (naming the first node), staging none of them. Returns the
+   * per-type snapshots (undefined for no nodes).
    */
-  setSnapshotOfNodes(nodeIds: readonly string[], input: SnapshotInput): void {
-    if (nodeIds.length === 0) return;
+  setSnapshotOfNodes(
+    nodeIds: readonly string[],
+    input: SnapshotInput,
+  ): Readonly<Record<XdsTypeUrl, TypeSnapshot>> | undefined {
+    if (nodeIds.length === 0) return undefined;
     if (!this.consistent.has(input)) this.checkConsistency(nodeIds[0]!, input);
     const types = Object.freeze(this.encodeTypes(input));
     // encodeTypes took one reference on each resource, for the first node; the others take theirs.
@@ -239,6 +240,7 @@ export class SnapshotCache extends EventEmitter<{
       }
     }
     for (const nodeId of nodeIds) this.stage(nodeId, Object.freeze({ nodeId, publishedAt: 0, types }));
+    return types;
   }
 
   /** Every RDS/EDS name referenced by LDS/CDS exists and no name repeats; throws otherwise. */

@@ -6,7 +6,12 @@
  * (`meshdeck:*`). Figures, never assertions; not part of `npm test`.
  *
  *   node --import tsx bench/uiProfile.ts [--url http://127.0.0.1:3100] [--nodes 1000] [--out test-results]
- *     [--pan | --load] [--variants base,viewport-layer,...] [--runs 2]
+ *     [--pan | --load | --edits 10] [--variants base,viewport-layer,...] [--runs 2]
+ *
+ * With --edits N it profiles nothing: it times N edits and N edits back (P8) with each of EDIT_VARIANTS and
+ * prints, per variant, the median of: input event -> marker (`toMarkerMs`), input event -> compile asked
+ * (`askedMs`: the edit's own handling), the compile worker's engine time (`workerMs`), and asked -> result
+ * rendered (`compileMs`, the `meshdeck:compile` measure).
  *
  * With --load it profiles the page's main thread from a reload to the graph laid out (P7's first view).
  *
@@ -39,6 +44,15 @@ const PROXIES = 10;
 const PAN = process.argv.includes('--pan');
 const LOAD = process.argv.includes('--load');
 const RUNS = Number(arg('runs') ?? 2);
+const EDITS = Number(arg('edits') ?? 0);
+
+/** Style sheets tried with --edits: what the page paints around an edit, without a build per guess. */
+const EDIT_VARIANTS: Record<string, string> = {
+  base: '',
+  'canvas-layer': '.canvas { will-change: transform; }',
+  'no-minimap': '.react-flow__minimap { display: none; }',
+  'no-canvas': '.react-flow__viewport { display: none; }',
+};
 
 /** Style sheets tried during a pan; `base` is the console as built. */
 const PAN_VARIANTS: Record<string, string> = {
@@ -316,6 +330,7 @@ async function edit(page: Page, nodeId: string, value: string, errors: boolean):
         Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value')!.set!.call(input, value);
         performance.clearMeasures();
         const t0 = performance.now();
+        (w as unknown as { __t0: number }).__t0 = t0;
         input.dispatchEvent(new Event('input', { bubbles: true }));
       }),
     { nodeId, value, errors },
@@ -367,6 +382,8 @@ async function main() {
       await profilePan(page);
     } else if (LOAD) {
       await profileLoad(page, route);
+    } else if (EDITS > 0) {
+      await timeEdits(page, route);
     } else {
       await profileEdit(page, route);
     }
@@ -552,11 +569,87 @@ async function profileLoad(page: Page, route: string) {
   );
 }
 
+/** Puts `css` into the page as its one bench style sheet. */
+async function putStyle(page: Page, css: string) {
+  await page.evaluate((css) => {
+    let el = document.getElementById('bench-variant');
+    if (!el) {
+      el = document.createElement('style');
+      el.id = 'bench-variant';
+      document.head.append(el);
+    }
+    el.textContent = css;
+  }, css);
+}
+
+/** Median figures of --edits edits (and edits back) with each of EDIT_VARIANTS (see the header). */
+async function timeEdits(page: Page, route: string) {
+  const field = '[data-field-path="spec.destination"] input[type="text"]';
+  await page.waitForSelector(field);
+  const original = await page.inputValue(field);
+  const names = arg('variants')?.split(',') ?? Object.keys(EDIT_VARIANTS);
+  const med = (xs: number[]) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s.length === 0 ? undefined : Math.round(s[s.length >> 1]! * 10) / 10;
+  };
+  const out: Record<string, unknown> = {};
+  for (const name of names) {
+    await putStyle(page, EDIT_VARIANTS[name] ?? '');
+    await page.waitForTimeout(300);
+    type Row = { toMarkerMs: number; askedMs?: number; compileMs?: number } & Record<
+      string,
+      number | undefined
+    >;
+    const rows: Row[] = [];
+    for (let i = 0; i < EDITS * 2; i++) {
+      const bad = i % 2 === 0;
+      const toMarkerMs = await edit(page, route, bad ? `${original}-nope` : original, bad);
+      const m = await page.evaluate(() => {
+        const e = performance.getEntriesByName('meshdeck:compile').at(-1) as PerformanceMeasure | undefined;
+        const t0 = (window as unknown as { __t0?: number }).__t0 ?? 0;
+        return e
+          ? { askedMs: e.startTime - t0, compileMs: e.duration, ...(e.detail as Record<string, number>) }
+          : {};
+      });
+      // The first pair warms up.
+      if (i >= 2) rows.push({ toMarkerMs, ...m });
+      await page.waitForTimeout(400);
+    }
+    const pick = (k: string) => med(rows.map((r) => r[k]).filter((x): x is number => typeof x === 'number'));
+    out[name] = {
+      toMarkerMs: pick('toMarkerMs'),
+      askedMs: pick('askedMs'),
+      compileMs: pick('compileMs'),
+      toWorkerMs: pick('toWorkerMs'),
+      workerMs: pick('workerMs'),
+      fromWorkerMs: pick('fromWorkerMs'),
+      renderMs: pick('renderMs'),
+      allToMarkerMs: rows.map((r) => Math.round(r.toMarkerMs)),
+    };
+    console.error(`[uiProfile] ${name}: ${JSON.stringify(out[name])}`);
+  }
+  await page.evaluate(() => document.getElementById('bench-variant')?.remove());
+  console.log(
+    JSON.stringify(
+      {
+        bench: 'uiProfile --edits',
+        nodes: NODES,
+        loadavg1m: Math.round(loadavg()[0]! * 10) / 10,
+        edits: out,
+      },
+      null,
+      2,
+    ),
+  );
+}
+
 /** A CPU profile of one Inspector edit and a trace of the edit back. */
 async function profileEdit(page: Page, route: string) {
   const field = '[data-field-path="spec.destination"] input[type="text"]';
   await page.waitForSelector(field);
   const original = await page.inputValue(field);
+  const variant = arg('variants');
+  if (variant) await putStyle(page, EDIT_VARIANTS[variant] ?? '');
   // One warm-up round trip, so the profile shows a steady-state edit.
   await edit(page, route, `${original}-nope`, true);
   await edit(page, route, original, false);

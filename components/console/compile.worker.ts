@@ -1,5 +1,6 @@
 // The one long-lived draft compiler worker: the engine runs here so typing never waits for it, and the
 // parse memo of lib/console/draftModel.ts stays warm between edits (one file of hundreds changes).
+import { encodeDelta, type Encoded } from '../../lib/console/compilationDelta';
 import { compilationForTransfer, compileDraft, type CompileOptions } from '../../lib/console/compileDraft';
 import type { DraftDoc } from '../../lib/console/draftDoc';
 import { type ParsedFileObjects, takeParsedFiles } from '../../lib/console/draftModel';
@@ -20,11 +21,14 @@ export interface CompileRequest {
 /** The worker's answer to a CompileRequest. */
 export interface CompileReply {
   id: number;
-  result?: ReturnType<typeof compilationForTransfer>;
+  /** The result (`compilationForTransfer`) encoded against the result this worker sent before (compilationDelta.ts). */
+  result?: Encoded;
   /** The files this compile read, for the main thread's parseDraft (seedParsedFiles) to not read again. */
   parsed?: Record<string, ParsedFileObjects>;
   /** The engine's own time, for the main thread's `meshdeck:compile` entry (bench/ui.ts). */
   ms?: number;
+  /** When the worker got the request and posted this reply (`timeOrigin + now()`, comparable across threads). */
+  at?: { received: number; posted: number };
   error?: string;
 }
 
@@ -36,17 +40,24 @@ const scope = self as unknown as {
 /** The last request's draft and options, which the warm-up compiles again (not its parse pack:
  * that is needed once, and holding it would keep it from being collected). */
 let last: Pick<CompileRequest, 'draft' | 'opts'> | undefined;
+/** The last result posted: the main thread holds it and decodes the next one against it. */
+let sent: ReturnType<typeof compilationForTransfer> | undefined;
 let warmup: JitWarmup | undefined;
 
 scope.onmessage = (e) => {
+  const received = performance.timeOrigin + performance.now();
   const { id, draft, opts, pack } = e.data;
   warmup?.interrupt();
   try {
     const start = performance.now();
     if (pack) seedDraftParsePack(pack.files, pack.pack);
-    const result = compilationForTransfer(compileDraft(draft, opts));
+    const full = compilationForTransfer(compileDraft(draft, opts));
     const ms = Math.round(performance.now() - start);
-    scope.postMessage({ id, result, parsed: takeParsedFiles(), ms } satisfies CompileReply);
+    const result = encodeDelta(sent, full);
+    const parsed = takeParsedFiles();
+    const at = { received, posted: performance.timeOrigin + performance.now() };
+    scope.postMessage({ id, result, parsed, ms, at } satisfies CompileReply);
+    sent = full;
     last = { draft, opts };
     warmup ??= new JitWarmup({
       budget: e.data.warmup ?? 0,

@@ -2,6 +2,7 @@
 
 import { useEffect, useRef, useState } from 'react';
 import { flushSync } from 'react-dom';
+import { decodeDelta } from '@/lib/console/compilationDelta';
 import { type CompileOptions, compileDraft, type DraftCompilation } from '@/lib/console/compileDraft';
 import type { DraftDoc } from '@/lib/console/draftDoc';
 import { parseDraft, seedParsedFiles } from '@/lib/console/draftModel';
@@ -18,6 +19,10 @@ type Wire = Omit<DraftCompilation, 'model'> & { model?: DraftCompilation['model'
 interface Timing {
   start: number;
   workerMs?: number;
+  /** The worker's receipt and reply, and the reply's arrival here (ms on this thread's clock). */
+  received?: number;
+  posted?: number;
+  arrived?: number;
 }
 
 /**
@@ -38,14 +43,27 @@ let inEffect = false;
 /** Starts the compile worker answering `s`; throws where there are no Web Workers (`s` then compiles inline). */
 function startWorker(s: LatestWins<Request, Wire>, timing: Map<number, Timing>): Worker {
   const worker = new Worker(new URL('./compile.worker.ts', import.meta.url), { type: 'module' });
+  // The worker's last result: each reply is encoded against it (lib/console/compilationDelta.ts), and
+  // every reply is decoded, even one a newer edit makes the console drop.
+  let held: Wire | undefined;
   worker.onmessage = (e: MessageEvent<CompileReply>) => {
     const t = timing.get(e.data.id);
-    if (t) t.workerMs = e.data.ms;
+    if (t) {
+      const arrived = performance.now();
+      const here = (at: number) => Math.round((at - performance.timeOrigin) * 10) / 10;
+      Object.assign(t, {
+        workerMs: e.data.ms,
+        arrived,
+        ...(e.data.at ? { received: here(e.data.at.received), posted: here(e.data.at.posted) } : {}),
+      });
+    }
     // Before the result is delivered, so onResult's parseDraft reads no file the worker just read; kept
     // even when a newer result supersedes this one (an entry serves only its own text).
     if (e.data.parsed) seedParsedFiles(e.data.parsed);
-    if (e.data.result) s.receive(e.data.id, e.data.result);
-    else s.receiveError(e.data.id);
+    if (e.data.result) {
+      held = decodeDelta(held, e.data.result) as Wire;
+      s.receive(e.data.id, held);
+    } else s.receiveError(e.data.id);
   };
   worker.onerror = (e) => {
     e.preventDefault();
@@ -132,7 +150,15 @@ export function useCompiledDraft(
             start: t.start,
             end: performance.now(),
             // Which compile this was: on opening, the first one is for the mesh's own mode (hold).
-            detail: { workerMs: t.workerMs, localMesh: req.opts.localMesh !== undefined },
+            detail: {
+              workerMs: t.workerMs,
+              // Asked -> the worker has it, the worker's reply -> here, here -> rendered.
+              toWorkerMs: t.received === undefined ? undefined : t.received - t.start,
+              fromWorkerMs:
+                t.posted === undefined || t.arrived === undefined ? undefined : t.arrived - t.posted,
+              renderMs: t.arrived === undefined ? undefined : performance.now() - t.arrived,
+              localMesh: req.opts.localMesh !== undefined,
+            },
           });
       },
     });

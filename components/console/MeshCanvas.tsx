@@ -53,6 +53,7 @@ import {
   MeshNode,
 } from './MeshNode';
 import { removeEarlyPicture } from './earlyPicture';
+import { FlowGraphSync } from './FlowGraphSync';
 import { FAR_CANVAS_MIN_NODES, useFarCanvas } from './farCanvas';
 import { nodeLive } from './nodeLive';
 import type { NodeLive } from './MeshNode';
@@ -530,8 +531,6 @@ function Canvas(props: MeshCanvasProps) {
       style={CANVAS_STYLE}
     >
       <ReactFlow<CanvasNode, Edge>
-        nodes={nodes}
-        edges={edges}
         nodeTypes={nodeTypes}
         colorMode={theme}
         onNodesChange={onNodesChange}
@@ -548,6 +547,7 @@ function Canvas(props: MeshCanvasProps) {
         maxZoom={2}
         proOptions={PRO_OPTIONS}
       >
+        <FlowGraphSync nodes={nodes} edges={edges} />
         {/* At far zoom the dots are a grey haze that every pan frame repainted over the whole pane. */}
         {far ? null : <Background gap={24} />}
         <canvas ref={farCanvas} className="canvas__far" aria-hidden="true" />
@@ -724,7 +724,16 @@ function toViewEdge(e: ViewEdge): Edge {
   };
 }
 
+/** Each graph edge's React Flow edge: an unchanged edge keeps its object from one compile to the next. */
+const flowEdges = new WeakMap<GraphEdge, Edge>();
+
 function toFlowEdge(e: GraphEdge): Edge {
+  let f = flowEdges.get(e);
+  if (!f) flowEdges.set(e, (f = makeFlowEdge(e)));
+  return f;
+}
+
+function makeFlowEdge(e: GraphEdge): Edge {
   return {
     id: e.id,
     source: e.source,

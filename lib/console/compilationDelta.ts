@@ -62,14 +62,20 @@ export function encodeDelta(prev: unknown, next: unknown, depth = DELTA_DEPTH): 
     });
     let byText: Map<string, number> | undefined;
     let changed = prev.length !== next.length;
+    // How far the last matched item had moved: after an insertion the rest of a list is shifted by it.
+    let shift = 0;
     const a = next.map((x, i): EncodedItem => {
-      // Where it was (an unchanged list), else where its id was, else where the same content was.
+      // Where it was (an unchanged list), where the items before it went, else where its id was, else
+      // where the same content was.
       if (i < prev.length && plainEqual(prev[i], x)) return i;
       changed = true;
+      const k = i + shift;
+      if (shift !== 0 && k >= 0 && k < prev.length && plainEqual(prev[k], x)) return k;
       const id = idOf(x);
       if (id !== undefined) {
         const j = byId.get(id);
         if (j === undefined) return { v: x };
+        shift = j - i;
         return plainEqual(prev[j], x) ? j : { at: j, d: encodeDelta(prev[j], x, depth - 1) };
       }
       if (!isPlainObject(x)) return { v: x };
@@ -81,7 +87,9 @@ export function encodeDelta(prev: unknown, next: unknown, depth = DELTA_DEPTH): 
       }
       // Verified: the text of NaN is null's.
       const j = byText.get(JSON.stringify(x));
-      return j !== undefined && plainEqual(prev[j], x) ? j : { v: x };
+      if (j === undefined || !plainEqual(prev[j], x)) return { v: x };
+      shift = j - i;
+      return j;
     });
     return changed ? { a } : { s: 1 };
   }

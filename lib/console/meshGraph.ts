@@ -421,13 +421,26 @@ export function shareGraph(prev: MeshGraph | undefined, next: MeshGraph): MeshGr
   return { ...next, nodes, edges };
 }
 
+/**
+ * Items found equal to a kept item before: the compile worker's results keep their own objects from
+ * one result to the next (lib/console/compilationDelta.ts), while a canvas keeps the first equal
+ * object it saw, so the same pair is compared on every edit unless remembered (6 ms of a 500-node
+ * edit, all of it deep comparisons of unchanged nodes).
+ */
+const keptFor = new WeakMap<object, object>();
+
 /** `next` with each item that equals `prev`'s item of the same id (JSON-wise) replaced by that item; `prev` itself when all are. */
 export function shareById<T extends { id: string }>(prev: readonly T[], next: T[]): T[] {
   const old = new Map(prev.map((x) => [x.id, x]));
   let same = prev.length === next.length;
   const out = next.map((x, i) => {
     const p = old.get(x.id);
-    const kept = p !== undefined && jsonEqual(p, x) ? p : x;
+    let kept = x;
+    if (p !== undefined && (keptFor.get(x) === p || jsonEqual(p, x))) {
+      kept = p;
+      // Objects never change once made, so the pair stays equal.
+      if (p !== x) keptFor.set(x, p);
+    }
     if (kept !== prev[i]) same = false;
     return kept;
   });

@@ -47,7 +47,8 @@
  *   the error badge on its node (the same compilation feeds the markers, the list and the preview),
  *   and the edit back -> the badge gone. Timed inside the page, from the input event to the DOM change;
  *   each edit then waits --settle ms (1500) and reports the main thread's long tasks meanwhile
- *   (mainThreadBusyMs: what the edit cost the page, including a layout it set off).
+ *   (mainThreadBusyMs: what the edit cost the page, including a layout it set off). partsMedianMs: input
+ *   -> compile asked, the trip to the worker, the worker's reply -> the main thread, the result's render.
  * - P8 structural edit: the dangling destination adds a node (the missing Target) and an edge, and the
  *   fix removes them again, so each edit above changes the graph's structure. layoutDoneMs: input event
  *   -> the canvas status cleared (no layout running: every node has its place); layouts: the
@@ -252,10 +253,23 @@ async function editToMarker(
               .map((m) => ((m as PerformanceMeasure).detail as { nodes?: number } | null)?.nodes ?? 0);
             // The compile worker's own time for this edit (useCompiledDraft's `meshdeck:compile`).
             const compile = performance.getEntriesByName('meshdeck:compile').find((m) => m.startTime >= t0);
-            const workerMs =
-              ((compile as PerformanceMeasure | undefined)?.detail as { workerMs?: number } | null)
-                ?.workerMs ?? NaN;
-            resolve({ ms, busyMs, layoutDoneMs: layoutDoneMs ?? NaN, layouts, workerMs });
+            const detail = ((compile as PerformanceMeasure | undefined)?.detail ?? {}) as Record<
+              string,
+              number | undefined
+            >;
+            resolve({
+              ms,
+              busyMs,
+              layoutDoneMs: layoutDoneMs ?? NaN,
+              layouts,
+              workerMs: detail.workerMs ?? NaN,
+              parts: {
+                askedMs: compile ? compile.startTime - t0 : NaN,
+                toWorkerMs: detail.toWorkerMs ?? NaN,
+                fromWorkerMs: detail.fromWorkerMs ?? NaN,
+                renderMs: detail.renderMs ?? NaN,
+              },
+            });
           };
           setTimeout(finish, settle);
         });
@@ -275,6 +289,8 @@ interface EditFigures {
   layoutDoneMs: number;
   layouts: number[];
   workerMs: number;
+  /** Where the edit's time went (useCompiledDraft's `meshdeck:compile`): input -> compile asked, the trips to and from the worker, the result's render. */
+  parts: Record<'askedMs' | 'toWorkerMs' | 'fromWorkerMs' | 'renderMs', number>;
 }
 
 const median = (xs: number[]) => {
@@ -500,6 +516,12 @@ async function main() {
           layouts: xs.map((x) => x.layouts),
           // The engine's part in the compile worker (see --no-warmup).
           workerMs: { median: median(xs.map((x) => x.workerMs)), all: xs.map((x) => Math.round(x.workerMs)) },
+          partsMedianMs: Object.fromEntries(
+            (['askedMs', 'toWorkerMs', 'fromWorkerMs', 'renderMs'] as const).map((k) => [
+              k,
+              median(xs.map((x) => x.parts[k])),
+            ]),
+          ),
         });
         p8 = {
           objects: groups * 5 + PROXIES,

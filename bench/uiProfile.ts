@@ -50,15 +50,16 @@ const EDITS = Number(arg('edits') ?? 0);
 const EDIT_VARIANTS: Record<string, string> = {
   base: '',
   'canvas-layer': '.canvas { will-change: transform; }',
-  'no-minimap': '.react-flow__minimap { display: none; }',
+  'no-minimap': '.canvas-minimap { display: none; }',
   'no-canvas': '.react-flow__viewport { display: none; }',
+  'far-canvas-gone': '.canvas:not([data-far-canvas]) .canvas__far { display: none; }',
 };
 
 /** Style sheets tried during a pan; `base` is the console as built. */
 const PAN_VARIANTS: Record<string, string> = {
   base: '',
   'viewport-layer': '.react-flow__viewport { will-change: transform; }',
-  'no-minimap': '.react-flow__minimap { display: none; }',
+  'no-minimap': '.canvas-minimap { display: none; }',
   'no-background': '.react-flow__background { display: none; }',
   'no-edges': '.react-flow__edges { display: none; }',
   'no-edge-animation': '.react-flow__edge.animated path { animation: none; }',
@@ -67,7 +68,7 @@ const PAN_VARIANTS: Record<string, string> = {
   'plain-nodes':
     '.mesh-node { border-radius: 0 !important; box-shadow: none !important; border-width: 0 !important; }',
   'layer+no-minimap+no-background':
-    '.react-flow__viewport { will-change: transform; } .react-flow__minimap, .react-flow__background { display: none; }',
+    '.react-flow__viewport { will-change: transform; } .canvas-minimap, .react-flow__background { display: none; }',
 };
 
 async function startServer(): Promise<{ url: string; child?: ChildProcess }> {
@@ -383,8 +384,11 @@ async function main() {
     } else if (LOAD) {
       await profileLoad(page, route);
     } else if (EDITS > 0) {
+      // As bench/ui.ts does before its P8 edits.
+      if (process.argv.includes('--after-pan')) await pan(page);
       await timeEdits(page, route);
     } else {
+      if (process.argv.includes('--after-pan')) await pan(page);
       await profileEdit(page, route);
     }
     await page.evaluate(async () => {

@@ -9,7 +9,6 @@ import {
   type EdgeChange,
   type EdgeSelectionChange,
   MarkerType,
-  MiniMap,
   type NodeChange,
   Panel,
   ReactFlow,
@@ -52,6 +51,7 @@ import {
   type MeshGroupFlowNode,
   MeshNode,
 } from './MeshNode';
+import { CanvasMiniMap, type MiniMapBox } from './CanvasMiniMap';
 import { removeEarlyPicture } from './earlyPicture';
 import { FlowGraphSync } from './FlowGraphSync';
 import { FAR_CANVAS_MIN_NODES, useFarCanvas } from './farCanvas';
@@ -388,6 +388,9 @@ function Canvas(props: MeshCanvasProps) {
     setNodes(stable);
   }
 
+  // The minimap draws on one canvas: React Flow's mounted a component per node, each a store subscriber.
+  const miniBoxes = useMemo(() => minimapBoxes(nodes), [nodes]);
+
   const [selectedEdge, setSelectedEdge] = useState<string | undefined>();
   const builtEdges = useMemo(() => {
     const list = view ? view.edges.map(toViewEdge) : graph.edges.map(toFlowEdge);
@@ -552,7 +555,7 @@ function Canvas(props: MeshCanvasProps) {
         {far ? null : <Background gap={24} />}
         <canvas ref={farCanvas} className="canvas__far" aria-hidden="true" />
         <Controls showInteractive={false} />
-        <MiniMap pannable zoomable nodeStrokeWidth={3} style={{ width: 150, height: 96 }} />
+        <CanvasMiniMap boxes={miniBoxes} theme={theme} />
         {graph.nodes.length > 0 ? (
           <Panel position="top-right">
             <div className="canvas__grouping" data-testid="grouping-panel">
@@ -697,6 +700,22 @@ function groupedLayout(
     },
   );
   return { hash, positions };
+}
+
+/** What the minimap draws of each shown node: its box, kind and marks. */
+function minimapBoxes(nodes: readonly CanvasNode[]): MiniMapBox[] {
+  const out: MiniMapBox[] = [];
+  for (const n of nodes) {
+    if (n.hidden) continue;
+    const width = n.measured?.width ?? n.width ?? NODE_WIDTH;
+    const height = n.measured?.height ?? n.height ?? NODE_HEIGHT;
+    const box = { id: n.id, x: n.position.x, y: n.position.y, width, height };
+    if (n.type === 'mesh') {
+      const g = n.data.node;
+      out.push({ ...box, kind: g.kind, error: !!g.invalid || g.counts.error > 0, selected: !!n.selected });
+    } else out.push({ ...box, kind: 'group' });
+  }
+  return out;
 }
 
 const EDGE_CLASS: Record<GraphEdge['kind'], string> = {

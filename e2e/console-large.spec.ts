@@ -231,6 +231,12 @@ test('a 1,000-node graph is first drawn on one canvas while its nodes mount; pan
     await expect(canvas).not.toHaveAttribute('data-far-canvas');
     await expect(node).toHaveCSS('visibility', 'visible');
     expect(await drawn()).toBe(0);
+    // Gone from the page, bitmap and all: left there cleared, it made every later frame's
+    // layerization cost about 90 ms (bench/uiProfile.ts --edits --after-pan).
+    await expect(page.locator('canvas.canvas__far')).toHaveCSS('display', 'none');
+    expect(
+      await page.locator('canvas.canvas__far').evaluate((c: HTMLCanvasElement) => c.width * c.height),
+    ).toBe(0);
   } finally {
     await resetDraft(page);
   }

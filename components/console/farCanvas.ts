@@ -4,6 +4,7 @@ import { type Edge, type InternalNode, type ReactFlowState, useStoreApi } from '
 import { type RefObject, useEffect, useMemo, useRef } from 'react';
 import type { GraphNode } from '@/lib/console/meshGraph';
 import { removeEarlyPicture } from './earlyPicture';
+import { KIND_VAR, type Palette, paletteOf } from './kindColors';
 import { FAR_ZOOM } from './MeshNode';
 
 /**
@@ -23,31 +24,6 @@ const EDGE_VAR: Record<string, string> = {
   'edge-selects': '--text-muted',
   'edge-aggregate': '--text-muted',
 };
-
-const KIND_VAR: Record<GraphNode['kind'], string> = {
-  VirtualService: '--kind-vs',
-  Route: '--kind-route',
-  Target: '--kind-target',
-  Service: '--kind-service',
-  Proxy: '--kind-proxy',
-  Missing: '--bad',
-};
-
-/** The colours a far-zoom frame is drawn with, read once per move from the theme's variables. */
-type Palette = (name: string) => string;
-
-function paletteOf(el: Element): Palette {
-  const style = getComputedStyle(el);
-  const cache = new Map<string, string>();
-  return (name) => {
-    let v = cache.get(name);
-    if (v === undefined) {
-      v = style.getPropertyValue(name).trim() || '#888';
-      cache.set(name, v);
-    }
-    return v;
-  };
-}
 
 interface Box {
   x: number;
@@ -191,11 +167,10 @@ export function useFarCanvas(
       else wrapper.current?.removeAttribute('data-far-canvas');
       m.shown = mode;
       const c = canvas.current;
-      const ctx = !mode && c?.getContext('2d');
-      if (ctx) {
-        // In pixels: the last frame left the graph's transform on the context.
-        ctx.setTransform(1, 0, 0, 1, 0, 0);
-        ctx.clearRect(0, 0, c!.width, c!.height);
+      if (!mode && c) {
+        // Hidden (app/globals.css) and its bitmap given back; the next frame sizes it again.
+        c.width = 0;
+        c.height = 0;
         m.palette = undefined;
       }
     };

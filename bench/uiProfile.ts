@@ -11,7 +11,8 @@
  * With --edits N it profiles nothing: it times N edits and N edits back (P8) with each of EDIT_VARIANTS and
  * prints, per variant, the median of: input event -> marker (`toMarkerMs`), input event -> compile asked
  * (`askedMs`: the edit's own handling), the compile worker's engine time (`workerMs`), and asked -> result
- * rendered (`compileMs`, the `meshdeck:compile` measure).
+ * rendered (`compileMs`, the `meshdeck:compile` measure); with --out, one CPU profile of each variant's
+ * edits (`ui-edits-N-variant.cpuprofile`).
  *
  * With --load it profiles the page's main thread from a reload to the graph laid out (P7's first view).
  *
@@ -53,6 +54,7 @@ const EDIT_VARIANTS: Record<string, string> = {
   'no-minimap': '.canvas-minimap { display: none; }',
   'no-canvas': '.react-flow__viewport { display: none; }',
   'far-canvas-gone': '.canvas:not([data-far-canvas]) .canvas__far { display: none; }',
+  'no-edges': '.react-flow__edges { display: none; }',
 };
 
 /** Style sheets tried during a pan; `base` is the console as built. */
@@ -605,6 +607,13 @@ async function timeEdits(page: Page, route: string) {
       number | undefined
     >;
     const rows: Row[] = [];
+    // --out: one CPU profile over all of a variant's edits, where a single edit's is mostly noise.
+    const cdp = OUT ? await page.context().newCDPSession(page) : undefined;
+    if (cdp) {
+      await cdp.send('Profiler.enable');
+      await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+      await cdp.send('Profiler.start');
+    }
     for (let i = 0; i < EDITS * 2; i++) {
       const bad = i % 2 === 0;
       const toMarkerMs = await edit(page, route, bad ? `${original}-nope` : original, bad);
@@ -618,6 +627,11 @@ async function timeEdits(page: Page, route: string) {
       // The first pair warms up.
       if (i >= 2) rows.push({ toMarkerMs, ...m });
       await page.waitForTimeout(400);
+    }
+    if (cdp) {
+      const { profile } = (await cdp.send('Profiler.stop')) as unknown as { profile: Profile };
+      writeFileSync(`${OUT}/ui-edits-${NODES}-${name}.cpuprofile`, JSON.stringify(profile));
+      await cdp.detach();
     }
     const pick = (k: string) => med(rows.map((r) => r[k]).filter((x): x is number => typeof x === 'number'));
     out[name] = {

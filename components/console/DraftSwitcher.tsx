@@ -1,7 +1,7 @@
 'use client';
 
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, useState } from 'react';
+import { type FormEvent, memo, useState } from 'react';
 import { ApiError, apiFetch, errorMessage } from './api';
 import { Dialog } from './Dialog';
 import { MAIN_DRAFT_ID } from './draftId';
@@ -25,8 +25,11 @@ function refusal(e: unknown): string {
   return errorMessage(e);
 }
 
-/** Several drafts (issue 6 §2): pick one, start a new one (from the base branch or as a copy), rename, delete. */
-export function DraftSwitcher(p: DraftSwitcherProps) {
+/**
+ * Several drafts (issue 6 §2): pick one, start a new one (from the base branch or as a copy), rename, delete.
+ * Memoized: the toolbar renders on every keystroke, and this list has nothing to do with an edit.
+ */
+export const DraftSwitcher = memo(function DraftSwitcher(p: DraftSwitcherProps) {
   const queryClient = useQueryClient();
   const list = useQuery(draftsQuery);
   const [mode, setMode] = useState<Mode>();
@@ -221,4 +224,4 @@ export function DraftSwitcher(p: DraftSwitcherProps) {
       </Dialog>
     </span>
   );
-}
+});

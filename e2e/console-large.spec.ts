@@ -307,6 +307,79 @@ test("a fresh page draws the server's picture of a 1,000-node first view before 
   }
 });
 
+test('a reload after an edit draws the picture this browser kept of a 1,000-node draft before its app has loaded, and lays nothing out', async ({
+  page,
+}) => {
+  test.setTimeout(180_000);
+  await openConsole(page, GATEWAY);
+  const draft = syntheticDraft(200);
+  expect(await putDraft(page, draft)).toBe(200);
+  try {
+    await page.reload();
+    await expect(page.getByTestId('group-summary')).toHaveText('1,010 nodes', { timeout: 60_000 });
+    await expect(page.getByTestId('canvas')).not.toHaveAttribute('data-far-canvas', { timeout: 60_000 });
+    await expect(page.locator('.canvas__status')).toHaveText('', { timeout: 60_000 });
+    // An edit: a new node, placed next to the others, saved as a new revision.
+    await page.getByTestId('add-VirtualService').click();
+    await expect(page.getByTestId('group-summary')).toHaveText('1,011 nodes');
+    await expect(page.getByTestId('save-status')).toContainText('Saved (revision', { timeout: 10_000 });
+    const revision = Number(
+      /revision (\d+)/.exec((await page.getByTestId('save-status').textContent()) ?? '')?.[1],
+    );
+    // Kept once the page is idle (MeshCanvas).
+    await expect
+      .poll(() =>
+        page.evaluate(() => {
+          const kept = JSON.parse(localStorage.getItem('meshdeck:picture:v1:main') ?? 'null') as {
+            revision: number;
+            picture: { nodes: number[] };
+          } | null;
+          return kept && { revision: kept.revision, nodes: kept.picture.nodes.length / 6 };
+        }),
+      )
+      .toEqual({ revision, nodes: 1011 });
+
+    await page.addInitScript(() => {
+      const w = window as unknown as { __early?: Record<string, number | boolean | string> };
+      new MutationObserver(() => {
+        const c = document.getElementById('meshdeck-early-picture') as HTMLCanvasElement | null;
+        if (c && !w.__early) {
+          const px = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+          let pixels = 0;
+          for (let i = 3; i < px.length; i += 4) if (px[i]! > 0) pixels++;
+          const far = document.querySelector<HTMLElement>('[data-testid="canvas"]')?.dataset.farCanvas;
+          w.__early = {
+            source: c.dataset.source ?? '',
+            pixels,
+            appDrawn: far !== undefined || document.querySelector('.react-flow__node') !== null,
+          };
+        }
+      }).observe(document, { subtree: true, childList: true });
+    });
+    await page.reload();
+    await page
+      .locator('#meshdeck-early-picture')
+      .waitFor({ state: 'attached', timeout: 10_000 })
+      .then(() => page.screenshot({ path: `${SHOTS}/console-large-kept-picture.png` }))
+      .catch(() => undefined);
+    await expect(page.getByTestId('group-summary')).toHaveText('1,011 nodes', { timeout: 60_000 });
+    await expect(page.getByTestId('canvas')).not.toHaveAttribute('data-far-canvas', { timeout: 60_000 });
+    await expect(page.locator('.react-flow__node')).toHaveCount(1011);
+    const early = await page.evaluate(
+      () => (window as unknown as { __early?: Record<string, number | boolean | string> }).__early,
+    );
+    expect(early).toBeDefined();
+    // This browser's picture (the server may have one of its own by now), drawn before the app drew.
+    expect(early!.source).toBe('browser');
+    expect(early!.appDrawn).toBe(false);
+    expect(early!.pixels).toBeGreaterThan(20_000);
+    // The places came from this browser's storage too: neither ELK nor the server's layout.
+    expect(await layoutSources(page)).toEqual([]);
+  } finally {
+    await resetDraft(page);
+  }
+});
+
 /** Where each layout of the page came from: the `meshdeck:layout` entries of components/console/layoutGraph.ts. */
 function layoutSources(page: Page): Promise<{ nodes: number; source: string }[]> {
   return page.evaluate(() =>

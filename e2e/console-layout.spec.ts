@@ -85,3 +85,24 @@ test('a reload shows the graph where ELK put it without running ELK again', asyn
   await expect.poll(async () => positions(page)).toEqual(laidOut);
   expect(await layoutRuns()).toBe(0);
 });
+
+test('after an added node, a reload shows every node where it was, without laying the graph out again', async ({
+  page,
+}) => {
+  await openConsole(page, GATEWAY_VS);
+  await page.getByTestId('add-Target').click();
+  await expect(page.getByTestId(`node-${NEW_TARGET}`)).toBeVisible();
+  await expect(page.locator('.canvas__status')).toHaveText('');
+  await expect(page.getByTestId('save-status')).toContainText('Saved (revision', { timeout: 10_000 });
+  const shown = await positions(page);
+  expect(shown[NEW_TARGET]).toBeDefined();
+  // The flat view is kept when the page is idle (MeshCanvas).
+  await page.waitForTimeout(1000);
+
+  await page.reload();
+  await expect(page.getByTestId(`node-${NEW_TARGET}`)).toBeVisible();
+  await expect(page.locator('.canvas__status')).toHaveText('');
+  await expect.poll(async () => positions(page)).toEqual(shown);
+  // Neither ELK here nor the server's layout: the places come from this browser's storage.
+  expect(await page.evaluate(() => performance.getEntriesByName('meshdeck:layout').length)).toBe(0);
+});

@@ -1,7 +1,7 @@
 'use client';
 
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useCallback, useDeferredValue, useEffect, useRef, useState } from 'react';
+import { useCallback, useDeferredValue, useEffect, useMemo, useRef, useState } from 'react';
 import { type DraftCompilation, inferPodsDir } from '@/lib/console/compileDraft';
 import type { DraftCommand } from '@/lib/console/draftCommands';
 import { draftAsYaml } from '@/lib/console/exportDraft';
@@ -315,6 +315,15 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
     [run],
   );
   const errors = compilation.diagnostics.filter((d) => d.severity === 'error').length;
+  // The graph shows the saved draft: its picture may be kept for the next load (MeshCanvas).
+  const shownRevision =
+    draft.save.state === 'saved' && compiledDraftOf(compilation) === draft.history.present
+      ? draft.save.revision
+      : undefined;
+  const pictureOf = useMemo(
+    () => (shownRevision === undefined ? undefined : { draftId, revision: shownRevision }),
+    [draftId, shownRevision],
+  );
   return (
     <div className="console" data-testid="console">
       <header className="console__header">
@@ -374,6 +383,7 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
           onConnect={onConnect}
           onDelete={onDelete}
           onDeleteEdges={onDeleteEdges}
+          pictureOf={pictureOf}
         />
       </main>
       <aside className="console__side" aria-label="Details">

@@ -5,6 +5,7 @@ import { type FormEvent, memo, useState } from 'react';
 import { ApiError, apiFetch, errorMessage } from './api';
 import { Dialog } from './Dialog';
 import { MAIN_DRAFT_ID } from './draftId';
+import { forgetPicture } from './pictureStore';
 import { type DraftListEntry, draftsKey, draftsQuery } from './queries';
 
 export interface DraftSwitcherProps {
@@ -85,6 +86,8 @@ export const DraftSwitcher = memo(function DraftSwitcher(p: DraftSwitcherProps) 
         setMode(undefined);
       } else {
         await apiFetch(`/api/drafts/${encodeURIComponent(mode.draft.id)}`, { method: 'DELETE' });
+        // A draft made later under the same id starts at revision 0 again: its kept picture must not match.
+        forgetPicture(mode.draft.id);
         await queryClient.invalidateQueries({ queryKey: draftsKey });
         setMode(undefined);
         if (mode.draft.id === p.draftId) p.onSwitch(MAIN_DRAFT_ID);

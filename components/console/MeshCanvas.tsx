@@ -30,6 +30,7 @@ import {
   type ViewEdge,
 } from '@/lib/console/groupGraph';
 import { overviewLayoutInput } from '@/lib/console/elkLayout';
+import { firstViewPicture } from '@/lib/console/firstViewPicture';
 import { type GraphEdge, graphHash, type MeshGraph, shareById, shareGraph } from '@/lib/console/meshGraph';
 import { canPlaceIncrementally, placeNewNodes } from '@/lib/console/placeNewNodes';
 import type { MeshLiveState } from '@/server/controlPlane/liveState';
@@ -54,6 +55,8 @@ import {
 import { CanvasMiniMap, type MiniMapBox } from './CanvasMiniMap';
 import { removeEarlyPicture } from './earlyPicture';
 import { FlowGraphSync } from './FlowGraphSync';
+import { loadLayout, saveLayout } from './layoutStore';
+import { savePicture } from './pictureStore';
 import { FAR_CANVAS_MIN_NODES, useFarCanvas } from './farCanvas';
 import { nodeLive } from './nodeLive';
 import type { NodeLive } from './MeshNode';
@@ -112,6 +115,11 @@ export interface MeshCanvasProps {
   onDelete(ids: string[]): void;
   /** The references of the selected edges are to go (Delete/Backspace on a selected edge). */
   onDeleteEdges?(refs: { key: string; path: FieldPath }[]): void;
+  /**
+   * The saved draft this graph shows (its id and revision), when it shows one: a large flat view's
+   * picture is then kept for the next load (pictureStore.ts).
+   */
+  pictureOf?: { draftId: string; revision: number };
 }
 
 /**
@@ -187,6 +195,25 @@ function Canvas(props: MeshCanvasProps) {
     flatNow = placeFlat(graph, flatHash, flat, layout);
     setFlat(flatNow);
   }
+  // The flat view as shown, kept for a reload (layoutStore's `shown` shelf): without it a reload after
+  // an edit laid the whole graph out again, every node somewhere else, and ELK cost seconds at 1,000
+  // nodes. Written when the page is idle, once the positions have stopped changing.
+  const flatPlaced = grouping ? undefined : flatNow.placed;
+  const pictureDraft = props.pictureOf?.draftId;
+  const pictureRevision = props.pictureOf?.revision;
+  useEffect(() => {
+    if (!flatPlaced || flatPlaced.hash !== flatHash || Object.keys(flatPlaced.positions).length === 0) return;
+    const timer = setTimeout(() => {
+      saveLayout(flatPlaced.hash, flatPlaced.positions, undefined, 'shown');
+      if (pictureDraft === undefined || pictureRevision === undefined) return;
+      if (graph.nodes.length < FAR_CANVAS_MIN_NODES) return;
+      // Where the nodes are shown: a position of the draft's own wins, as on the canvas.
+      const shown: Positions = { ...flatPlaced.positions };
+      for (const n of graph.nodes) if (layout[n.id]) shown[n.id] = layout[n.id]!;
+      savePicture(pictureDraft, pictureRevision, firstViewPicture(graph, graph, shown, flatPlaced.hash));
+    }, 500);
+    return () => clearTimeout(timer);
+  }, [flatPlaced, flatHash, graph, layout, pictureDraft, pictureRevision]);
   const elk = useMemo(
     () => (grouping ? groupedLayout(graph, grouping, open) : flatNow.full ? flatLayout(graph) : undefined),
     [graph, grouping, open, flatNow.full],
@@ -631,7 +658,13 @@ function placeFlat(graph: MeshGraph, hash: string, flat: FlatState, manual: Draf
     const gone = Object.keys(had).filter((id) => !present.has(id));
     if (gone.length === 1) known[fresh[0]!.id] = kept[fresh[0]!.id] = had[gone[0]!]!;
   }
-  if (!canPlaceIncrementally(graph.nodes, known)) return { ...flat, full: true };
+  if (!canPlaceIncrementally(graph.nodes, known)) {
+    // A first view (a reload, another draft): as this browser last showed this graph, if it did.
+    const shown = loadLayout(hash, undefined, 'shown');
+    if (shown && graph.nodes.every((n) => shown[n.id]))
+      return { placed: { hash, positions: shown, frames: {}, fit: hash }, full: false };
+    return { ...flat, full: true };
+  }
   const placed = placeNewNodes({
     nodes: graph.nodes,
     edges: graph.edges,

@@ -7,7 +7,9 @@
 
 import { MAIN_DRAFT } from '@/lib/console/draftIds';
 
-const KEY = '__meshdeckEarlyDraft';
+/** The window property holding the early request (the early picture reads its revision header). */
+export const EARLY_DRAFT_KEY = '__meshdeckEarlyDraft';
+const KEY = EARLY_DRAFT_KEY;
 
 /**
  * Runs before React: the same URL the draft query asks for (components/console/queries.ts), for the

@@ -12,6 +12,8 @@
  * the browser's globals.
  */
 import { MAIN_DRAFT } from '@/lib/console/draftIds';
+import { EARLY_DRAFT_KEY } from './earlyDraft';
+import { PICTURE_STORAGE_PREFIX } from './pictureStore';
 import {
   type FirstViewPicture,
   PICTURE_EDGE_VARS,
@@ -106,11 +108,18 @@ interface EarlyPictureConfig {
   id: string;
   nodeVars: readonly string[];
   edgeVars: readonly string[];
+  /** Where this browser keeps the picture it last showed of a draft (pictureStore.ts). */
+  storagePrefix: string;
+  /** The window property of the page's early draft request (earlyDraft.ts). */
+  earlyDraftKey: string;
 }
 
 /**
- * Asks for the picture of the draft the address names and, if there is one and the app has not drawn
- * yet, draws it over the graph's pane once the page's HTML is parsed.
+ * Finds a picture of the draft the address names and, if there is one and the app has not drawn yet,
+ * draws it over the graph's pane once the page's HTML is parsed. The one this browser kept wins when
+ * the draft is still at the revision it showed (the early draft request's `X-Draft-Revision`): it is
+ * what this browser will show (its own stored places, nodes placed after edits included); else the
+ * server's.
  */
 export function earlyPictureMain(
   cfg: EarlyPictureConfig,
@@ -121,10 +130,36 @@ export function earlyPictureMain(
   const url =
     '/api/draft/picture' + (draft && draft !== cfg.mainDraft ? '?draft=' + encodeURIComponent(draft) : '');
   const w = window as unknown as Record<string, unknown>;
-  fetch(url, { headers: { Accept: 'application/json' }, credentials: 'same-origin', cache: 'no-store' })
-    .then((r) => (r.status === 200 ? r.json() : null))
-    .then((picture: FirstViewPicture | null) => {
-      if (!picture || !Array.isArray(picture.nodes) || !Array.isArray(picture.edges)) return;
+  const usable = (p: FirstViewPicture | null | undefined): p is FirstViewPicture =>
+    !!p && Array.isArray(p.nodes) && Array.isArray(p.edges);
+  const fromServer = fetch(url, {
+    headers: { Accept: 'application/json' },
+    credentials: 'same-origin',
+    cache: 'no-store',
+  }).then((r) => (r.status === 200 ? (r.json() as Promise<FirstViewPicture>) : null));
+  let kept: { revision?: unknown; picture?: FirstViewPicture } | null = null;
+  try {
+    kept = JSON.parse(localStorage.getItem(cfg.storagePrefix + (draft || cfg.mainDraft)) ?? 'null') as {
+      revision?: unknown;
+      picture?: FirstViewPicture;
+    } | null;
+  } catch {
+    kept = null;
+  }
+  const early = w[cfg.earlyDraftKey] as { response?: Promise<Response> } | undefined;
+  const revision: Promise<string | null> =
+    kept && early && early.response
+      ? early.response.then((r) => r.headers.get('X-Draft-Revision')).catch(() => null)
+      : Promise.resolve(null);
+  revision
+    .then((rev) =>
+      kept && rev !== null && String(kept.revision) === rev && usable(kept.picture)
+        ? { picture: kept.picture, source: 'browser' }
+        : fromServer.then((p) => (usable(p) ? { picture: p, source: 'server' } : null)),
+    )
+    .then((found) => {
+      if (!found) return;
+      const picture = found.picture;
       const show = () => {
         // The app's canvas drew first (a fast machine, a small draft): nothing to add.
         if (w.__meshdeckGraphDrawn) return;
@@ -169,6 +204,7 @@ export function earlyPictureMain(
           frame: v('--border'),
         });
         c.setAttribute('data-drawn-at', String(Math.round(performance.now())));
+        c.setAttribute('data-source', found.source);
         document.body.appendChild(c);
         // Only until the app draws (it removes the canvas); a resize would leave it misplaced.
         const drop = () => {
@@ -190,6 +226,8 @@ export const EARLY_PICTURE_SCRIPT = `try{(${earlyPictureMain.toString()})(${JSON
   id: EARLY_PICTURE_ID,
   nodeVars: PICTURE_NODE_VARS,
   edgeVars: PICTURE_EDGE_VARS,
+  storagePrefix: PICTURE_STORAGE_PREFIX,
+  earlyDraftKey: EARLY_DRAFT_KEY,
 } satisfies EarlyPictureConfig)},(${pictureFit.toString()}),(${drawPicture.toString()}))}catch(e){}`;
 
 /** Takes the early picture away: the app's canvas has drawn the graph (or will never need it). */

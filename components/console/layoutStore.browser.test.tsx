@@ -22,6 +22,15 @@ describe('layoutStore (real localStorage)', () => {
     expect(loadLayout('bbbb')).toBeUndefined();
   });
 
+  it('keeps the flat views shown on a shelf of their own (Tidy up reads only ELK layouts)', () => {
+    saveLayout('same', positions(2), undefined, 'shown');
+    expect(loadLayout('same')).toBeUndefined();
+    expect(loadLayout('same', undefined, 'shown')?.['VirtualService/default/vs-1']).toEqual({ x: 240, y: 0 });
+    saveLayout('same', positions(2, 7));
+    expect(loadLayout('same')?.['VirtualService/default/vs-1']).toEqual({ x: 247, y: 0 });
+    expect(loadLayout('same', undefined, 'shown')?.['VirtualService/default/vs-1']).toEqual({ x: 240, y: 0 });
+  });
+
   it('keeps the most recently used layouts only', () => {
     for (let i = 0; i < MAX_STORED_LAYOUTS; i++) saveLayout(`h${i}`, positions(2, i));
     // Reading h0 makes it recent, so h1 is the one dropped by the next save.

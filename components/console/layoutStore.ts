@@ -1,15 +1,20 @@
 /**
  * ELK's positions kept in the browser's storage by graph hash, so a reload (or a return to a draft)
- * shows the graph where it was without running ELK again: a 1,000-node layout costs seconds. Only
- * what ELK computed is kept here; positions a person chose go to the draft's layout file and travel
- * through Git. Storage is best effort: a full or missing storage only means ELK runs again.
+ * shows the graph where it was without running ELK again: a 1,000-node layout costs seconds. A second
+ * shelf keeps the flat view as it was shown after edits (ELK's places plus the nodes placed next to
+ * their neighbours), so a reload after an edit shows every node where it was instead of laying the
+ * graph out anew; Tidy up reads only ELK's shelf. Positions a person chose go to the draft's layout
+ * file and travel through Git. Storage is best effort: a full or missing storage only means ELK runs
+ * again.
  */
 import { packPositions, type Positions, unpackPositions } from '@/lib/console/elkLayout';
 
 /** Bump when the layout options change, so positions of an older layout are not reused. */
 const VERSION = 1;
-const PREFIX = `meshdeck:layout:v${VERSION}:`;
-const INDEX_KEY = `meshdeck:layout:v${VERSION}`;
+/** ELK's layouts, and the flat views shown after edits. */
+export type LayoutShelf = 'layout' | 'shown';
+const prefixOf = (shelf: LayoutShelf) => `meshdeck:${shelf}:v${VERSION}:`;
+const indexKeyOf = (shelf: LayoutShelf) => `meshdeck:${shelf}:v${VERSION}`;
 /** Most layouts kept (least recently used dropped first): a few drafts and their grouped views. */
 export const MAX_STORED_LAYOUTS = 12;
 
@@ -25,9 +30,9 @@ function defaultStorage(): LayoutStorage | undefined {
   }
 }
 
-function readIndex(storage: LayoutStorage): string[] {
+function readIndex(storage: LayoutStorage, indexKey: string): string[] {
   try {
-    const parsed: unknown = JSON.parse(storage.getItem(INDEX_KEY) ?? '[]');
+    const parsed: unknown = JSON.parse(storage.getItem(indexKey) ?? '[]');
     return Array.isArray(parsed) ? parsed.filter((h): h is string => typeof h === 'string') : [];
   } catch {
     return [];
@@ -35,20 +40,26 @@ function readIndex(storage: LayoutStorage): string[] {
 }
 
 /** Positions stored for this graph hash, or undefined; a hit becomes the most recently used. */
-export function loadLayout(hash: string, storage = defaultStorage()): Positions | undefined {
+export function loadLayout(
+  hash: string,
+  storage = defaultStorage(),
+  shelf: LayoutShelf = 'layout',
+): Positions | undefined {
   if (!storage) return undefined;
+  const prefix = prefixOf(shelf);
+  const indexKey = indexKeyOf(shelf);
   try {
-    const text = storage.getItem(PREFIX + hash);
+    const text = storage.getItem(prefix + hash);
     if (text === null) return undefined;
     const packed: unknown = JSON.parse(text);
     const positions = unpackPositions(packed);
     if (!positions) {
-      storage.removeItem(PREFIX + hash);
+      storage.removeItem(prefix + hash);
       return undefined;
     }
-    const index = readIndex(storage).filter((h) => h !== hash);
+    const index = readIndex(storage, indexKey).filter((h) => h !== hash);
     index.push(hash);
-    storage.setItem(INDEX_KEY, JSON.stringify(index));
+    storage.setItem(indexKey, JSON.stringify(index));
     return positions;
   } catch {
     return undefined;
@@ -56,30 +67,37 @@ export function loadLayout(hash: string, storage = defaultStorage()): Positions 
 }
 
 /** Stores the positions under the graph hash, dropping the least recently used beyond the limit. */
-export function saveLayout(hash: string, positions: Positions, storage = defaultStorage()): void {
+export function saveLayout(
+  hash: string,
+  positions: Positions,
+  storage = defaultStorage(),
+  shelf: LayoutShelf = 'layout',
+): void {
   if (!storage) return;
-  const index = readIndex(storage).filter((h) => h !== hash);
+  const prefix = prefixOf(shelf);
+  const indexKey = indexKeyOf(shelf);
+  const index = readIndex(storage, indexKey).filter((h) => h !== hash);
   index.push(hash);
   const text = JSON.stringify(packPositions(positions));
   // A full storage: drop the oldest layouts until this one fits (or none is left to drop).
   for (;;) {
-    while (index.length > MAX_STORED_LAYOUTS) storage.removeItem(PREFIX + index.shift()!);
+    while (index.length > MAX_STORED_LAYOUTS) storage.removeItem(prefix + index.shift()!);
     try {
-      storage.setItem(PREFIX + hash, text);
-      storage.setItem(INDEX_KEY, JSON.stringify(index));
+      storage.setItem(prefix + hash, text);
+      storage.setItem(indexKey, JSON.stringify(index));
       return;
     } catch {
       if (index.length <= 1) {
         // Given up: this layout is not kept, and the index must not name the ones dropped above.
-        storage.removeItem(PREFIX + hash);
+        storage.removeItem(prefix + hash);
         try {
-          storage.setItem(INDEX_KEY, '[]');
+          storage.setItem(indexKey, '[]');
         } catch {
-          storage.removeItem(INDEX_KEY);
+          storage.removeItem(indexKey);
         }
         return;
       }
-      storage.removeItem(PREFIX + index.shift()!);
+      storage.removeItem(prefix + index.shift()!);
     }
   }
 }

@@ -194,6 +194,9 @@ describe('/api/draft', () => {
     );
     expect(ok.status).toBe(200);
     expect(await ok.json()).toEqual({ revision: 1, updatedAt: expect.any(String) });
+    // The revision in a header too, for the page's inline script (components/console/earlyPicture.ts).
+    for (const url of ['/api/draft', '/api/draft?parsed=1'])
+      expect((await getDraft(req('GET', url))).headers.get('x-draft-revision')).toBe('1');
 
     const stale = await putDraft(
       req('PUT', '/api/draft', { body: { draft: s0.draft, baseRevision: 0 }, headers }),

@@ -22,8 +22,11 @@ export async function GET(req: Request): Promise<Response> {
     const d = await draftOf(req, ctx);
     if (!d.ok) return d.response;
     const state = await d.store.get();
-    if (new URL(req.url).searchParams.get('parsed') !== '1') return jsonResponse(state);
-    const body = jsonResponse({ ...state, parsed: buildDraftParsePack(state.draft.files) });
+    // In a header too: the console page's inline script matches a picture this browser kept against it
+    // before the body has arrived (components/console/earlyPicture.ts).
+    const headers = { 'X-Draft-Revision': String(state.revision) };
+    if (new URL(req.url).searchParams.get('parsed') !== '1') return jsonResponse(state, 200, headers);
+    const body = jsonResponse({ ...state, parsed: buildDraftParsePack(state.draft.files) }, 200, headers);
     // Not for this console (its own ELK costs the same, and a job now would compete with it): for the
     // next browser that opens the draft, once it has stayed the same a while (DraftLayouts).
     ctx.layouts?.prepareLater(state.draft);

@@ -739,7 +739,8 @@ function groupedLayout(
 function minimapBoxes(nodes: readonly CanvasNode[]): MiniMapBox[] {
   const out: MiniMapBox[] = [];
   for (const n of nodes) {
-    if (n.hidden) continue;
+    // A staged node (placed, waiting to be mounted) is shown on the far canvas, so here too.
+    if (n.hidden && !(n.data as { staged?: boolean }).staged) continue;
     const width = n.measured?.width ?? n.width ?? NODE_WIDTH;
     const height = n.measured?.height ?? n.height ?? NODE_HEIGHT;
     const box = { id: n.id, x: n.position.x, y: n.position.y, width, height };

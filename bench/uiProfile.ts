@@ -416,15 +416,7 @@ async function profilePan(page: Page) {
   const names = arg('variants')?.split(',') ?? Object.keys(PAN_VARIANTS);
   const variants: Record<string, unknown> = {};
   for (const name of names) {
-    await page.evaluate((css) => {
-      let el = document.getElementById('bench-variant');
-      if (!el) {
-        el = document.createElement('style');
-        el.id = 'bench-variant';
-        document.head.append(el);
-      }
-      el.textContent = css;
-    }, PAN_VARIANTS[name] ?? '');
+    await putStyle(page, PAN_VARIANTS[name] ?? '');
     await page.waitForTimeout(300);
     const runs = [];
     for (let i = 0; i < RUNS; i++) runs.push(await pan(page));

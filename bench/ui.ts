@@ -49,6 +49,8 @@
  *   each edit then waits --settle ms (1500) and reports the main thread's long tasks meanwhile
  *   (mainThreadBusyMs: what the edit cost the page, including a layout it set off). partsMedianMs: input
  *   -> compile asked, the trip to the worker, the worker's reply -> the main thread, the result's render.
+ *   The markers come first: the canvas's own render of the new graph follows (a deferred render,
+ *   components/console/useCanvasGraph.ts); canvasMs: input -> the canvas's nodes changed.
  * - P8 structural edit: the dangling destination adds a node (the missing Target) and an edge, and the
  *   fix removes them again, so each edit above changes the graph's structure. layoutDoneMs: input event
  *   -> the canvas status cleared (no layout running: every node has its place); layouts: the
@@ -232,6 +234,14 @@ async function editToMarker(
         po.observe({ type: 'longtask' });
         let ms = 0;
         let layoutDoneMs: number | undefined;
+        // The canvas's nodes changing (the missing Target's node added or removed): the canvas renders
+        // after the markers (components/console/useCanvasGraph.ts).
+        let canvasMs: number | undefined;
+        const nodesObs = new MutationObserver(() => {
+          canvasMs ??= performance.now() - t0;
+          nodesObs.disconnect();
+        });
+        nodesObs.observe(document.querySelector('.react-flow__nodes')!, { childList: true });
         // The status says "Laying out N nodes…" in the same render as the new graph's markers.
         const poll = () => {
           const status = document.querySelector('.canvas__status')?.textContent ?? '';
@@ -247,6 +257,7 @@ async function editToMarker(
           const finish = () => {
             if (layoutDoneMs === undefined && performance.now() - t0 < 60_000) return setTimeout(finish, 100);
             po.disconnect();
+            nodesObs.disconnect();
             const layouts = performance
               .getEntriesByName('meshdeck:layout')
               .filter((m) => m.startTime >= t0)
@@ -261,6 +272,7 @@ async function editToMarker(
               ms,
               busyMs,
               layoutDoneMs: layoutDoneMs ?? NaN,
+              canvasMs: canvasMs ?? NaN,
               layouts,
               workerMs: detail.workerMs ?? NaN,
               parts: {
@@ -287,6 +299,8 @@ interface EditFigures {
   ms: number;
   busyMs: number;
   layoutDoneMs: number;
+  /** Input event -> the canvas's nodes changed (the edit adds or removes a node). */
+  canvasMs: number;
   layouts: number[];
   workerMs: number;
   /** Where the edit's time went (useCompiledDraft's `meshdeck:compile`): input -> compile asked, the trips to and from the worker, the result's render. */
@@ -513,6 +527,7 @@ async function main() {
             median: median(xs.map((x) => x.layoutDoneMs)),
             all: xs.map((x) => Math.round(x.layoutDoneMs)),
           },
+          canvasMs: { median: median(xs.map((x) => x.canvasMs)), all: xs.map((x) => Math.round(x.canvasMs)) },
           layouts: xs.map((x) => x.layouts),
           // The engine's part in the compile worker (see --no-warmup).
           workerMs: { median: median(xs.map((x) => x.workerMs)), all: xs.map((x) => Math.round(x.workerMs)) },

@@ -14,6 +14,10 @@
  * rendered (`compileMs`, the `meshdeck:compile` measure); with --out, one CPU profile of each variant's
  * edits (`ui-edits-N-variant.cpuprofile`).
  *
+ * With --frames it profiles nothing: per EDIT_VARIANT, the median cost of a frame that changes one node's
+ * colour (as a marker's change does), from its animation frame callback to a task posted there (the frame's
+ * style, layout, paint and layerization on the main thread), over 30 frames.
+ *
  * With --load it profiles the page's main thread from a reload to the graph laid out (P7's first view).
  *
  * With --pan it profiles the scripted pan of bench/ui.ts (P7) instead of an edit: a CPU profile and a
@@ -46,6 +50,7 @@ const PAN = process.argv.includes('--pan');
 const LOAD = process.argv.includes('--load');
 const RUNS = Number(arg('runs') ?? 2);
 const EDITS = Number(arg('edits') ?? 0);
+const FRAMES = process.argv.includes('--frames');
 
 /** Style sheets tried with --edits: what the page paints around an edit, without a build per guess. */
 const EDIT_VARIANTS: Record<string, string> = {
@@ -55,12 +60,23 @@ const EDIT_VARIANTS: Record<string, string> = {
   'no-canvas': '.react-flow__viewport { display: none; }',
   'far-canvas-gone': '.canvas:not([data-far-canvas]) .canvas__far { display: none; }',
   'no-edges': '.react-flow__edges { display: none; }',
+  'no-nodes': '.react-flow__nodes { display: none; }',
+  'no-handles': '.react-flow__handle { display: none; }',
+  'nodes-contain': '.react-flow__node { contain: strict; }',
+  'no-node-content': '.mesh-node > * { display: none !important; }',
+  'nodes-layer': '.react-flow__nodes { will-change: transform; }',
+  'edges-layer': '.react-flow__edges { will-change: transform; }',
+  'both-layers': '.react-flow__nodes, .react-flow__edges { will-change: transform; }',
+  'no-handles+no-edges': '.react-flow__handle, .react-flow__edges { display: none; }',
+  'plain-nodes':
+    '.mesh-node { border-radius: 0 !important; box-shadow: none !important; border-width: 0 !important; }',
 };
 
 /** Style sheets tried during a pan; `base` is the console as built. */
 const PAN_VARIANTS: Record<string, string> = {
   base: '',
   'viewport-layer': '.react-flow__viewport { will-change: transform; }',
+  'nodes-layer': '.react-flow__nodes { will-change: transform; }',
   'no-minimap': '.canvas-minimap { display: none; }',
   'no-background': '.react-flow__background { display: none; }',
   'no-edges': '.react-flow__edges { display: none; }',
@@ -301,11 +317,20 @@ async function trace(
   return events;
 }
 
-/** Sets the Inspector's destination field and resolves when the node's error badge says so. */
-async function edit(page: Page, nodeId: string, value: string, errors: boolean): Promise<number> {
+/**
+ * Sets the Inspector's destination field and resolves when the node's error badge says so: `ms`, and
+ * `canvasMs` when the canvas's nodes changed (the dangling destination adds a node, the fix removes
+ * it; the canvas renders after the markers, see components/console/nodeMarks.ts).
+ */
+async function edit(
+  page: Page,
+  nodeId: string,
+  value: string,
+  errors: boolean,
+): Promise<{ ms: number; canvasMs?: number; paintMs?: number }> {
   return page.evaluate(
     ({ nodeId, value, errors }) =>
-      new Promise<number>((resolve, reject) => {
+      new Promise<{ ms: number; canvasMs?: number; paintMs?: number }>((resolve, reject) => {
         const input = document.querySelector<HTMLInputElement>(
           '[data-field-path="spec.destination"] input[type="text"]',
         );
@@ -318,15 +343,30 @@ async function edit(page: Page, nodeId: string, value: string, errors: boolean):
         );
         po.observe({ type: 'longtask' });
         const done = () => (node.getAttribute('data-errors') !== '0') === errors;
+        let canvasMs: number | undefined;
+        const nodesObs = new MutationObserver(() => {
+          canvasMs ??= performance.now() - t0;
+          nodesObs.disconnect();
+        });
+        nodesObs.observe(document.querySelector('.react-flow__nodes')!, { childList: true });
         const obs = new MutationObserver(() => {
           if (!done()) return;
           obs.disconnect();
           const ms = performance.now() - t0;
+          // The frame that shows the marker: its rendering is done when a task posted from its
+          // requestAnimationFrame callback runs (an upper bound: the task may queue behind others).
+          let paintMs: number | undefined;
+          requestAnimationFrame(() => {
+            const ch = new MessageChannel();
+            ch.port1.onmessage = () => (paintMs = performance.now() - t0);
+            ch.port2.postMessage(0);
+          });
           // Long tasks are reported after they end; give the last one a moment.
           setTimeout(() => {
             po.disconnect();
+            nodesObs.disconnect();
             w.__long = w.__long.map((l) => ({ start: Math.round(l.start - t0), ms: Math.round(l.ms) }));
-            resolve(ms);
+            resolve({ ms, canvasMs, paintMs });
           }, 200);
         });
         obs.observe(node, { attributes: true, attributeFilter: ['data-errors'] });
@@ -385,6 +425,8 @@ async function main() {
       await profilePan(page);
     } else if (LOAD) {
       await profileLoad(page, route);
+    } else if (FRAMES) {
+      await timeFrames(page, route);
     } else if (EDITS > 0) {
       // As bench/ui.ts does before its P8 edits.
       if (process.argv.includes('--after-pan')) await pan(page);
@@ -580,6 +622,44 @@ async function putStyle(page: Page, css: string) {
   }, css);
 }
 
+/** --frames: a one-node change's frame cost with each of EDIT_VARIANTS (see the header). */
+async function timeFrames(page: Page, route: string) {
+  const names = arg('variants')?.split(',') ?? Object.keys(EDIT_VARIANTS);
+  const out: Record<string, unknown> = {};
+  for (const name of names) {
+    await putStyle(page, EDIT_VARIANTS[name] ?? '');
+    await page.waitForTimeout(300);
+    const ms = await page.evaluate(
+      (id) =>
+        new Promise<number[]>((resolve) => {
+          const node = document.querySelector(`[data-testid="node-${CSS.escape(id)}"]`)!;
+          const all: number[] = [];
+          const one = () => {
+            // A colour every variant paints (a variant may drop the marker's shadow).
+            (node as HTMLElement).style.backgroundColor =
+              all.length % 2 ? 'rgb(200, 0, 0)' : 'rgb(0, 0, 200)';
+            requestAnimationFrame(() => {
+              const start = performance.now();
+              const ch = new MessageChannel();
+              ch.port1.onmessage = () => {
+                all.push(performance.now() - start);
+                if (all.length < 30) setTimeout(one, 50);
+                else resolve(all);
+              };
+              ch.port2.postMessage(0);
+            });
+          };
+          one();
+        }),
+      route,
+    );
+    const s = [...ms].sort((a, b) => a - b);
+    out[name] = { medianMs: Math.round(s[s.length >> 1]! * 10) / 10, p90Ms: Math.round(s[27]! * 10) / 10 };
+    console.error(`[uiProfile] frames ${name}: ${JSON.stringify(out[name])}`);
+  }
+  console.log(JSON.stringify({ bench: 'uiProfile --frames', nodes: NODES, variants: out }, null, 2));
+}
+
 /** Median figures of --edits edits (and edits back) with each of EDIT_VARIANTS (see the header). */
 async function timeEdits(page: Page, route: string) {
   const field = '[data-field-path="spec.destination"] input[type="text"]';
@@ -608,7 +688,11 @@ async function timeEdits(page: Page, route: string) {
     }
     for (let i = 0; i < EDITS * 2; i++) {
       const bad = i % 2 === 0;
-      const toMarkerMs = await edit(page, route, bad ? `${original}-nope` : original, bad);
+      const {
+        ms: toMarkerMs,
+        canvasMs,
+        paintMs,
+      } = await edit(page, route, bad ? `${original}-nope` : original, bad);
       const m = await page.evaluate(() => {
         const e = performance.getEntriesByName('meshdeck:compile').at(-1) as PerformanceMeasure | undefined;
         const t0 = (window as unknown as { __t0?: number }).__t0 ?? 0;
@@ -617,7 +701,7 @@ async function timeEdits(page: Page, route: string) {
           : {};
       });
       // The first pair warms up.
-      if (i >= 2) rows.push({ toMarkerMs, ...m });
+      if (i >= 2) rows.push({ toMarkerMs, paintMs, canvasMs, ...m });
       await page.waitForTimeout(400);
     }
     if (cdp) {
@@ -634,6 +718,8 @@ async function timeEdits(page: Page, route: string) {
       workerMs: pick('workerMs'),
       fromWorkerMs: pick('fromWorkerMs'),
       renderMs: pick('renderMs'),
+      markerPaintedMs: pick('paintMs'),
+      canvasMs: pick('canvasMs'),
       allToMarkerMs: rows.map((r) => Math.round(r.toMarkerMs)),
     };
     console.error(`[uiProfile] ${name}: ${JSON.stringify(out[name])}`);
@@ -669,7 +755,7 @@ async function profileEdit(page: Page, route: string) {
   await cdp.send('Profiler.enable');
   await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
   await cdp.send('Profiler.start');
-  const profiledMs = await edit(page, route, `${original}-nope`, true);
+  const { ms: profiledMs } = await edit(page, route, `${original}-nope`, true);
   const { profile } = (await cdp.send('Profiler.stop')) as unknown as { profile: Profile };
   const measures1 = await page.evaluate(() =>
     performance.getEntriesByType('measure').map((m) => ({ name: m.name, ms: Math.round(m.duration) })),
@@ -679,7 +765,7 @@ async function profileEdit(page: Page, route: string) {
 
   let tracedMs = 0;
   const events = await trace(cdp, async () => {
-    tracedMs = await edit(page, route, original, false);
+    tracedMs = (await edit(page, route, original, false)).ms;
   });
   const long2 = await page.evaluate(() => (window as unknown as { __long: unknown }).__long);
   if (OUT) {

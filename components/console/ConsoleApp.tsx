@@ -17,6 +17,8 @@ import { DraftIdContext, draftIdFromLocation, DraftIdKnownContext, MAIN_DRAFT_ID
 import { ImportDialog } from './ImportDialog';
 import { Inspector } from './Inspector';
 import { MeshCanvas, type MeshCanvasProps } from './MeshCanvas';
+import { NodeMarksContext, NodeMarksStore } from './nodeMarks';
+import { useCanvasGraph } from './useCanvasGraph';
 import { Palette } from './Palette';
 import { PreviewPanel } from './PreviewPanel';
 import { liveStateQuery } from './queries';
@@ -314,6 +316,8 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
     (refs: Parameters<NonNullable<MeshCanvasProps['onDeleteEdges']>>[0]) => run({ type: 'disconnect', refs }),
     [run],
   );
+  const [marks] = useState(() => new NodeMarksStore());
+  const canvasGraph = useCanvasGraph(graph, marks);
   const errors = compilation.diagnostics.filter((d) => d.severity === 'error').length;
   // The graph shows the saved draft: its picture may be kept for the next load (MeshCanvas).
   const shownRevision =
@@ -371,20 +375,23 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
       </header>
       <Palette onAdd={addObject} />
       <main className="console__canvas" aria-label="Mesh graph">
-        <MeshCanvas
-          graph={compilation.graph}
-          layout={present.layout}
-          live={live}
-          selectedId={selected}
-          focus={nodeFocus}
-          theme={theme}
-          onSelect={setSelected}
-          onMove={onMove}
-          onConnect={onConnect}
-          onDelete={onDelete}
-          onDeleteEdges={onDeleteEdges}
-          pictureOf={pictureOf}
-        />
+        <NodeMarksContext.Provider value={marks}>
+          <MeshCanvas
+            graph={canvasGraph}
+            layout={present.layout}
+            live={live}
+            selectedId={selected}
+            focus={nodeFocus}
+            theme={theme}
+            onSelect={setSelected}
+            onMove={onMove}
+            onConnect={onConnect}
+            onDelete={onDelete}
+            onDeleteEdges={onDeleteEdges}
+            // A picture is kept of the graph the revision compiles to, not of one the canvas still shows.
+            pictureOf={canvasGraph === graph ? pictureOf : undefined}
+          />
+        </NodeMarksContext.Provider>
       </main>
       <aside className="console__side" aria-label="Details">
         <div role="tablist" aria-label="Details" className="tabs">

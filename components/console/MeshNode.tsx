@@ -5,6 +5,7 @@ import { memo } from 'react';
 import type { GraphGroup } from '@/lib/console/groupGraph';
 import type { GraphNode } from '@/lib/console/meshGraph';
 import { GROUP_HEIGHT, GROUP_WIDTH } from './layoutGraph';
+import { useNodeMarks } from './nodeMarks';
 
 /** What the live state says about a node, if anything. */
 export interface NodeLive {
@@ -35,7 +36,9 @@ export const FAR_ZOOM = 0.3;
 function MeshNodeView({ data, selected }: NodeProps<MeshFlowNode>) {
   const { node, live } = data;
   const far = useStore((s) => s.transform[2] < FAR_ZOOM) || !!data.waiting;
-  const { error, warning } = node.counts;
+  // The latest compile's markers: the canvas may still be rendering that compile's graph.
+  const marks = useNodeMarks(node);
+  const { error, warning } = marks.counts;
   const classes = [
     'mesh-node',
     `mesh-node--${node.kind.toLowerCase()}`,
@@ -82,7 +85,7 @@ function MeshNodeView({ data, selected }: NodeProps<MeshFlowNode>) {
       data-errors={error}
       data-warnings={warning}
       aria-label={label}
-      title={node.diagnostics.map((d) => `${d.severity}: ${d.message}`).join('\n') || undefined}
+      title={marks.diagnostics.map((d) => `${d.severity}: ${d.message}`).join('\n') || undefined}
     >
       <Handle type="target" position={Position.Left} />
       <div className="mesh-node__head">

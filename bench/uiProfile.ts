@@ -16,7 +16,8 @@
  *
  * With --frames it profiles nothing: per EDIT_VARIANT, the median cost of a frame that changes one node's
  * colour (as a marker's change does), from its animation frame callback to a task posted there (the frame's
- * style, layout, paint and layerization on the main thread), over 30 frames.
+ * style, layout, paint and layerization on the main thread), over 30 frames. `--where side` changes the
+ * side panel's colour instead (an edit's own frame changes the form, outside the canvas).
  *
  * With --load it profiles the page's main thread from a reload to the graph laid out (P7's first view).
  *
@@ -630,9 +631,12 @@ async function timeFrames(page: Page, route: string) {
     await putStyle(page, EDIT_VARIANTS[name] ?? '');
     await page.waitForTimeout(300);
     const ms = await page.evaluate(
-      (id) =>
+      ({ id, where }) =>
         new Promise<number[]>((resolve) => {
-          const node = document.querySelector(`[data-testid="node-${CSS.escape(id)}"]`)!;
+          const node =
+            where === 'side'
+              ? document.querySelector('.console__side')!
+              : document.querySelector(`[data-testid="node-${CSS.escape(id)}"]`)!;
           const all: number[] = [];
           const one = () => {
             // A colour every variant paints (a variant may drop the marker's shadow).
@@ -651,7 +655,7 @@ async function timeFrames(page: Page, route: string) {
           };
           one();
         }),
-      route,
+      { id: route, where: arg('where') ?? 'node' },
     );
     const s = [...ms].sort((a, b) => a - b);
     out[name] = { medianMs: Math.round(s[s.length >> 1]! * 10) / 10, p90Ms: Math.round(s[27]! * 10) / 10 };

@@ -257,29 +257,7 @@ test("a fresh page draws the server's picture of a 1,000-node first view before 
     expect(picture.nodes.length).toBe(1010 * 6);
     expect(picture.edges.length).toBeGreaterThan(900 * 3);
     // What the page looked like when the picture came, and when it went.
-    await page.addInitScript(() => {
-      const w = window as unknown as { __early?: Record<string, number | boolean | string> };
-      new MutationObserver(() => {
-        const c = document.getElementById('meshdeck-early-picture') as HTMLCanvasElement | null;
-        if (c && !w.__early) {
-          const px = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
-          let pixels = 0;
-          for (let i = 3; i < px.length; i += 4) if (px[i]! > 0) pixels++;
-          const far = document.querySelector<HTMLElement>('[data-testid="canvas"]')?.dataset.farCanvas;
-          w.__early = {
-            at: performance.now(),
-            pixels,
-            appDrawn: far !== undefined || document.querySelector('.react-flow__node') !== null,
-            diagnostics: document.querySelector('.diagnostics__none')?.textContent ?? '',
-          };
-        }
-        if (!c && w.__early && w.__early.goneAt === undefined) {
-          w.__early.goneAt = performance.now();
-          w.__early.farWhenGone =
-            document.querySelector<HTMLElement>('[data-testid="canvas"]')?.dataset.farCanvas ?? '';
-        }
-      }).observe(document, { subtree: true, childList: true });
-    });
+    await recordEarlyPicture(page);
     await page.reload();
     await page
       .locator('#meshdeck-early-picture')
@@ -289,9 +267,7 @@ test("a fresh page draws the server's picture of a 1,000-node first view before 
     await expect(page.getByTestId('group-summary')).toHaveText('1,010 nodes', { timeout: 60_000 });
     await expect(page.getByTestId('canvas')).not.toHaveAttribute('data-far-canvas', { timeout: 60_000 });
     await expect(page.locator('.react-flow__node')).toHaveCount(1010);
-    const early = await page.evaluate(
-      () => (window as unknown as { __early?: Record<string, number | boolean | string> }).__early,
-    );
+    const early = await earlyPictureSeen(page);
     // Drawn before the app had drawn anything: the whole graph, as boxes and lines.
     expect(early).toBeDefined();
     expect(early!.appDrawn).toBe(false);
@@ -299,7 +275,7 @@ test("a fresh page draws the server's picture of a 1,000-node first view before 
     // Meanwhile the diagnostics say the draft is being checked, not that it has no problems.
     expect(early!.diagnostics).toBe('Checking the draft…');
     // Taken away when the app's canvas drew the graph (its first staged frame), not before.
-    expect(early!.goneAt).toBeGreaterThan(early!.at as number);
+    expect(early!.goneAt).toBeGreaterThan(early!.at);
     expect(early!.farWhenGone).toBe('staging');
     await expect(page.locator('#meshdeck-early-picture')).toHaveCount(0);
   } finally {
@@ -339,23 +315,7 @@ test('a reload after an edit draws the picture this browser kept of a 1,000-node
       )
       .toEqual({ revision, nodes: 1011 });
 
-    await page.addInitScript(() => {
-      const w = window as unknown as { __early?: Record<string, number | boolean | string> };
-      new MutationObserver(() => {
-        const c = document.getElementById('meshdeck-early-picture') as HTMLCanvasElement | null;
-        if (c && !w.__early) {
-          const px = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
-          let pixels = 0;
-          for (let i = 3; i < px.length; i += 4) if (px[i]! > 0) pixels++;
-          const far = document.querySelector<HTMLElement>('[data-testid="canvas"]')?.dataset.farCanvas;
-          w.__early = {
-            source: c.dataset.source ?? '',
-            pixels,
-            appDrawn: far !== undefined || document.querySelector('.react-flow__node') !== null,
-          };
-        }
-      }).observe(document, { subtree: true, childList: true });
-    });
+    await recordEarlyPicture(page);
     await page.reload();
     await page
       .locator('#meshdeck-early-picture')
@@ -365,9 +325,7 @@ test('a reload after an edit draws the picture this browser kept of a 1,000-node
     await expect(page.getByTestId('group-summary')).toHaveText('1,011 nodes', { timeout: 60_000 });
     await expect(page.getByTestId('canvas')).not.toHaveAttribute('data-far-canvas', { timeout: 60_000 });
     await expect(page.locator('.react-flow__node')).toHaveCount(1011);
-    const early = await page.evaluate(
-      () => (window as unknown as { __early?: Record<string, number | boolean | string> }).__early,
-    );
+    const early = await earlyPictureSeen(page);
     expect(early).toBeDefined();
     // This browser's picture (the server may have one of its own by now), drawn before the app drew.
     expect(early!.source).toBe('browser');
@@ -379,6 +337,53 @@ test('a reload after an edit draws the picture this browser kept of a 1,000-node
     await resetDraft(page);
   }
 });
+
+/** What the page's early picture (components/console/earlyPicture.ts) looked like when it came and went. */
+interface EarlyPictureSeen {
+  /** When it came (ms since navigation), its `data-source`, and its painted pixels. */
+  at: number;
+  source: string;
+  pixels: number;
+  /** Whether the app's canvas had drawn anything by then, and what the diagnostics list said. */
+  appDrawn: boolean;
+  diagnostics: string;
+  /** When it went, and the app canvas's `data-far-canvas` then. */
+  goneAt?: number;
+  farWhenGone?: string;
+}
+
+/** Records the early picture of the pages loaded from now on; read it with earlyPictureSeen. */
+async function recordEarlyPicture(page: Page): Promise<void> {
+  await page.addInitScript(() => {
+    const w = window as unknown as { __early?: EarlyPictureSeen };
+    new MutationObserver(() => {
+      const c = document.getElementById('meshdeck-early-picture') as HTMLCanvasElement | null;
+      if (c && !w.__early) {
+        const px = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+        let pixels = 0;
+        for (let i = 3; i < px.length; i += 4) if (px[i]! > 0) pixels++;
+        const far = document.querySelector<HTMLElement>('[data-testid="canvas"]')?.dataset.farCanvas;
+        w.__early = {
+          at: performance.now(),
+          source: c.dataset.source ?? '',
+          pixels,
+          appDrawn: far !== undefined || document.querySelector('.react-flow__node') !== null,
+          diagnostics: document.querySelector('.diagnostics__none')?.textContent ?? '',
+        };
+      }
+      if (!c && w.__early && w.__early.goneAt === undefined) {
+        w.__early.goneAt = performance.now();
+        w.__early.farWhenGone =
+          document.querySelector<HTMLElement>('[data-testid="canvas"]')?.dataset.farCanvas ?? '';
+      }
+    }).observe(document, { subtree: true, childList: true });
+  });
+}
+
+/** The early picture recordEarlyPicture saw on this page, if one came. */
+function earlyPictureSeen(page: Page): Promise<EarlyPictureSeen | undefined> {
+  return page.evaluate(() => (window as unknown as { __early?: EarlyPictureSeen }).__early);
+}
 
 /** Where each layout of the page came from: the `meshdeck:layout` entries of components/console/layoutGraph.ts. */
 function layoutSources(page: Page): Promise<{ nodes: number; source: string }[]> {

@@ -60,7 +60,19 @@ async function main(): Promise<void> {
 
   try {
     kube = await startKubeApiServer();
-    for (const _ of Object.keys(PROXIES)) procs.push(await startL7mp());
+    for (const pod of Object.keys(PROXIES)) {
+      const proc = await startL7mp();
+      procs.push(proc);
+      // A proxy that dies under a test says why (an e2e once saw the gateway's API refuse connections
+      // after an Apply, with nothing left to tell a crash from a kill).
+      void proc.exited.then(({ code, signal, stopped }) => {
+        if (stopped || stopping) return;
+        process.stderr.write(
+          `e2e-kube-server: l7mp ${pod} (pid ${proc.pid}) exited (${code ?? signal}); its last output:\n` +
+            `${proc.logs().slice(-8000)}\n`,
+        );
+      });
+    }
     const ports: Record<number, number> = {};
     for (const p of [8001, 8002, 19000, 19001]) ports[p] = await freePort('udp', '0.0.0.0');
     const localize = localizer(

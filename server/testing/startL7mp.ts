@@ -20,6 +20,8 @@ export interface L7mpProcess {
   logs: () => string;
   /** Kills the proxy (SIGTERM, then SIGKILL) and removes its bootstrap config. Idempotent. */
   stop: () => Promise<void>;
+  /** Settles when the process has exited, with its exit code or signal, and whether stop() ended it. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stopped: boolean }>;
 }
 
 export interface StartL7mpOptions {
@@ -113,7 +115,14 @@ export async function startL7mp(options: StartL7mpOptions = {}): Promise<L7mpPro
     throw new Error(`${(e as Error).message}\n--- l7mp output ---\n${log}`);
   }
   if (child.pid === undefined) throw new Error('l7mp did not start');
-  return { apiUrl, apiPort, pid: child.pid, logs: () => log, stop };
+  return {
+    apiUrl,
+    apiPort,
+    pid: child.pid,
+    logs: () => log,
+    stop,
+    exited: exited.then(() => ({ code: child.exitCode, signal: child.signalCode, stopped })),
+  };
 }
 
 /** Polls until GET /listeners shows our controller listener on our port (not some other server). */

@@ -24,7 +24,7 @@ import { PreviewPanel } from './PreviewPanel';
 import { liveStateQuery } from './queries';
 import { ShortcutsDialog } from './ShortcutsDialog';
 import { Toolbar } from './Toolbar';
-import { compiledDraftOf, useCompiledDraft } from './useCompiledDraft';
+import { compiledDraftOf, useCompiledDraft, useCompiledDraftAsking } from './useCompiledDraft';
 import { useConsoleDraft } from './useConsoleDraft';
 import { useLiveEvents } from './useLiveEvents';
 import { useSession } from './useSession';
@@ -130,11 +130,17 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
     const timer = setTimeout(() => setModeWaitOver(true), 1000);
     return () => clearTimeout(timer);
   }, []);
-  const compilation = useCompiledDraft(
+  const [compiled, compileNow] = useCompiledDraftAsking(
     draft.history.present,
     localMesh ? { localMesh: { podsDir: podsDir ?? '' } } : {},
     { initialSync: true, hold: liveQ.isPending && !modeWaitOver },
-  )!;
+  );
+  const compilation = compiled!;
+  // run (below) stays the same function, which memoized children rely on; it calls the latest here.
+  const compileEarly = useRef(compileNow);
+  useEffect(() => {
+    compileEarly.current = compileNow;
+  }, [compileNow]);
   usePodsDir(localMesh && podsDir === undefined, compilation, live, setPodsDir);
   // The draft is still loading, or its first compile has not come back (what is shown is the empty
   // draft the console starts from): "no problems" would be a claim about nothing.
@@ -198,6 +204,8 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
   const run = useCallback(
     (cmd: DraftCommand, opts?: { group?: string }) => {
       const r = runCommand(cmd, opts);
+      // The worker starts on the edit while this thread renders it.
+      if (r.ok) compileEarly.current(r.draft);
       setToast(r.ok ? undefined : r.error);
       return r;
     },

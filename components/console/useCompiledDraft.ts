@@ -1,6 +1,6 @@
 'use client';
 
-import { useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { flushSync } from 'react-dom';
 import { decodeDelta } from '@/lib/console/compilationDelta';
 import { type CompileOptions, compileDraft, type DraftCompilation } from '@/lib/console/compileDraft';
@@ -98,6 +98,19 @@ export function useCompiledDraft(
     hold?: boolean;
   } = {},
 ): DraftCompilation | undefined {
+  return useCompiledDraftAsking(draft, opts, { initialSync, hold })[0];
+}
+
+/**
+ * useCompiledDraft, and a function that asks for a draft's compile at once, before it is rendered: a
+ * command's handler calls it with the draft it made, so the worker compiles while the main thread
+ * renders the edit (goal P8). The render's own ask for the same draft object then asks nothing.
+ */
+export function useCompiledDraftAsking(
+  draft: DraftDoc,
+  opts: CompileOptions | null,
+  { initialSync = false, hold = false }: { initialSync?: boolean; hold?: boolean } = {},
+): [DraftCompilation | undefined, (d: DraftDoc) => void] {
   const optsKey = opts === null ? null : JSON.stringify(opts);
   const [result, setResult] = useState<DraftCompilation | undefined>(() => {
     if (!initialSync || opts === null) return undefined;
@@ -194,5 +207,16 @@ export function useCompiledDraft(
     }
   }, [draft, optsKey, hold]);
 
-  return optsKey === null ? undefined : result;
+  const askNow = useCallback(
+    (d: DraftDoc) => {
+      if (optsKey === null || !scheduler.current || hold) return;
+      const last = asked.current;
+      if (last && last.draft === d && last.key === optsKey) return;
+      asked.current = { draft: d, key: optsKey };
+      scheduler.current.submit({ draft: d, opts: JSON.parse(optsKey) as CompileOptions });
+    },
+    [optsKey, hold],
+  );
+
+  return [optsKey === null ? undefined : result, askNow];
 }

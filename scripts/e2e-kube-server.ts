@@ -27,6 +27,30 @@ import { freePort, type L7mpProcess, startL7mp } from '../server/testing/startL7
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const PORT = Number(process.env.E2E_KUBE_PORT ?? 3102);
 
+/** How often a crashed l7mp proxy is started again (see supervise in main). */
+const MAX_RESTARTS = 20;
+
+/** Says whether the control plane configured a restarted proxy again (its listeners beyond the API's), within 30 s. */
+async function reconfigured(pod: string, proc: L7mpProcess): Promise<void> {
+  const start = Date.now();
+  for (let i = 0; i < 60; i++) {
+    await new Promise((r) => setTimeout(r, 500));
+    try {
+      const res = await fetch(`${proc.apiUrl}/api/v1/listeners`);
+      const listeners = (await res.json()) as unknown[];
+      if (listeners.length > 1) {
+        process.stderr.write(
+          `e2e-kube-server: l7mp ${pod} configured again after ${Date.now() - start} ms (${listeners.length} listeners)\n`,
+        );
+        return;
+      }
+    } catch {
+      // Gone again, or not answering yet.
+    }
+  }
+  process.stderr.write(`e2e-kube-server: l7mp ${pod} was not configured again within 30 s\n`);
+}
+
 /** Golden pod address -> a loopback address of its own (the l7mp REST API binds every interface). */
 const PROXIES: Record<string, { goldenIp: string; ip: string }> = {
   'gateway-0': { goldenIp: '10.0.1.1', ip: '127.0.0.244' },
@@ -60,18 +84,32 @@ async function main(): Promise<void> {
 
   try {
     kube = await startKubeApiServer();
-    for (const pod of Object.keys(PROXIES)) {
-      const proc = await startL7mp();
-      procs.push(proc);
-      // A proxy that dies under a test says why (an e2e once saw the gateway's API refuse connections
-      // after an Apply, with nothing left to tell a crash from a kill).
-      void proc.exited.then(({ code, signal, stopped }) => {
+    // A proxy that dies under a test says why, and is started again on the same API port, as the
+    // kubelet restarts a crashed container (at most MAX_RESTARTS times). The gateway does crash: l7mp
+    // 0.5.7 deletes a session whose pipeline setup failed twice ("Cannot delete session: Unknown
+    // session"), about 12 s after a listener change leaves Example 2's rendezvous without its pair.
+    const supervise = (pod: string, i: number, restarts: number) => {
+      const proc = procs[i]!;
+      void proc.exited.then(async ({ code, signal, stopped }) => {
         if (stopped || stopping) return;
         process.stderr.write(
           `e2e-kube-server: l7mp ${pod} (pid ${proc.pid}) exited (${code ?? signal}); its last output:\n` +
             `${proc.logs().slice(-8000)}\n`,
         );
+        if (restarts >= MAX_RESTARTS) return;
+        try {
+          procs[i] = await startL7mp({ apiPort: proc.apiPort });
+          process.stderr.write(`e2e-kube-server: l7mp ${pod} restarted (pid ${procs[i]!.pid})\n`);
+          supervise(pod, i, restarts + 1);
+          void reconfigured(pod, procs[i]!);
+        } catch (e) {
+          process.stderr.write(`e2e-kube-server: l7mp ${pod} did not restart: ${(e as Error).message}\n`);
+        }
       });
+    };
+    for (const pod of Object.keys(PROXIES)) {
+      procs.push(await startL7mp());
+      supervise(pod, procs.length - 1, 0);
     }
     const ports: Record<number, number> = {};
     for (const p of [8001, 8002, 19000, 19001]) ports[p] = await freePort('udp', '0.0.0.0');

@@ -33,11 +33,15 @@ export const SERVER_LAYOUT_MIN_NODES = 300;
 /** Positions in transit and in storage: [ids, xs, ys], whole pixels; a third of `{id: {x, y}}`'s size. */
 export type PackedPositions = [string[], number[], number[]];
 
+/** Spacing of the layered layouts, ELK's and ours (layeredLayout.ts), in pixels. */
+export const LAYOUT_SPACING = { betweenLayers: 56, nodeNode: 20, componentComponent: 20 } as const;
+
 export const LAYOUT_OPTIONS: Readonly<Record<string, string>> = {
   'elk.algorithm': 'layered',
   'elk.direction': 'RIGHT',
-  'elk.layered.spacing.nodeNodeBetweenLayers': '56',
-  'elk.spacing.nodeNode': '20',
+  'elk.layered.spacing.nodeNodeBetweenLayers': String(LAYOUT_SPACING.betweenLayers),
+  'elk.spacing.nodeNode': String(LAYOUT_SPACING.nodeNode),
+  'elk.spacing.componentComponent': String(LAYOUT_SPACING.componentComponent),
   // SIMPLE placement: the same layers and about the same drawing as BRANDES_KOEPF (Example 1 looks
   // alike), 15-35 % less ELK time (elkjs in Node after a warm-up, 1,000 nodes: 780-1,040 -> 640-860 ms;
   // 500: 505-840 -> 270-410 ms).

@@ -27,13 +27,13 @@
  *   page: where the time before the draft went (the HTML's request and response, the scripts, the
  *   largest scripts and when each had loaded, DOMContentLoaded, the draft's own request).
  * - P7 layoutMs: the canvas saying "Laying out N nodes…" (N > 0: the draft's graph, not the empty
- *   one shown while the draft loads) -> that status cleared (ELK in its worker).
+ *   one shown while the draft loads) -> that status cleared (the layout in its worker).
  * - P7 elk: the console's `meshdeck:layout` User Timing entries (components/console/layoutGraph.ts):
- *   request -> answer of each layout, where it was made (`source`: the browser's ELK worker, or the
- *   server, which lays out a large draft's first view: server/console/DraftLayouts.ts), and ELK's own
- *   time (elkMs); for a server layout, its Server-Timing (`server`: waitMs in the request, compileMs
- *   and elkMs in the server's worker, totalMs from the server's start on it). The rest of layoutMs is
- *   waiting and drawing the laid-out nodes.
+ *   request -> answer of each layout, where it was made (`source`: the browser's layout worker, or,
+ *   before our layered layout, the server), which `algorithm` (ELK under 300 nodes, layeredLayout.ts
+ *   from there) and its own time (elkMs or layeredMs); for a server layout, its Server-Timing
+ *   (`server`: waitMs in the request, compileMs and layoutMs in the server's worker, totalMs from the
+ *   server's start on it). The rest of layoutMs is waiting and drawing the laid-out nodes.
  * - P7 serverReady: the same first figures in a new browser context (no stored layout) opened once the
  *   server has the draft's first-view layout (`serverStatus` 200 from GET /api/layouts/<hash>): opening
  *   a large mesh the console already serves; `layouts` says where each layout came from.
@@ -467,7 +467,9 @@ async function main() {
         performance.getEntriesByName('meshdeck:layout').map((m) => {
           const d = (m as PerformanceMeasure).detail as {
             nodes?: number;
+            algorithm?: string;
             elkMs?: number;
+            layeredMs?: number;
             source?: string;
           } | null;
           const res = performance
@@ -482,7 +484,9 @@ async function main() {
             nodes: d?.nodes,
             source: d?.source,
             ms: Math.round(m.duration),
+            ...(d?.algorithm === undefined ? {} : { algorithm: d.algorithm }),
             ...(d?.elkMs === undefined ? {} : { elkMs: Math.round(d.elkMs) }),
+            ...(d?.layeredMs === undefined ? {} : { layeredMs: Math.round(d.layeredMs) }),
             ...(server ? { server } : {}),
           };
         }),

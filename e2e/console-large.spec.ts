@@ -118,8 +118,9 @@ test('a 2,000-node draft opens grouped by service; a click expands a group into 
       timeout: 60_000,
     });
     await expect(page.locator('.canvas__status')).toHaveText('', { timeout: 60_000 });
-    // The overview (400 groups and the proxies) was laid out by the server, not in this browser.
-    expect(await layoutSources(page)).toEqual([{ nodes: 410, source: 'server' }]);
+    // The overview (400 groups and the proxies) was laid out in this browser by the layered layout, not
+    // ELK; the server's picture came from the same places (DraftLayouts.test.ts).
+    expect(await layoutSources(page)).toEqual([{ nodes: 410, source: 'browser', algorithm: 'layered' }]);
     await expect(page.getByTestId('group-toggle')).toHaveText('Show all nodes');
     // 400 service groups and the 10 proxies, no single mesh object but the proxies.
     await expect(page.locator('.react-flow__node-meshGroup')).toHaveCount(400);
@@ -181,8 +182,8 @@ test('a 1,000-node graph is first drawn on one canvas while its nodes mount; pan
     // Every node mounted: the canvas hands over to the DOM.
     await expect(canvas).not.toHaveAttribute('data-far-canvas', { timeout: 60_000 });
     await expect(page.locator('.react-flow__node')).toHaveCount(1010);
-    // The server had laid the graph out (DraftLayouts): the browser ran no ELK over it.
-    expect(await layoutSources(page)).toEqual([{ nodes: 1010, source: 'server' }]);
+    // Laid out by the layered layout in this browser's worker, not ELK.
+    expect(await layoutSources(page)).toEqual([{ nodes: 1010, source: 'browser', algorithm: 'layered' }]);
     const staged = await page.evaluate(
       () => (window as unknown as { __staged?: { nodes: number; pixels: number } }).__staged,
     );
@@ -331,7 +332,7 @@ test('a reload after an edit draws the picture this browser kept of a 1,000-node
     expect(early!.source).toBe('browser');
     expect(early!.appDrawn).toBe(false);
     expect(early!.pixels).toBeGreaterThan(20_000);
-    // The places came from this browser's storage too: neither ELK nor the server's layout.
+    // The places came from this browser's storage too: no layout ran.
     expect(await layoutSources(page)).toEqual([]);
   } finally {
     await resetDraft(page);
@@ -386,11 +387,11 @@ function earlyPictureSeen(page: Page): Promise<EarlyPictureSeen | undefined> {
 }
 
 /** Where each layout of the page came from: the `meshdeck:layout` entries of components/console/layoutGraph.ts. */
-function layoutSources(page: Page): Promise<{ nodes: number; source: string }[]> {
+function layoutSources(page: Page): Promise<{ nodes: number; source: string; algorithm?: string }[]> {
   return page.evaluate(() =>
     performance.getEntriesByName('meshdeck:layout').map((m) => {
-      const d = (m as PerformanceMeasure).detail as { nodes: number; source?: string };
-      return { nodes: d.nodes, source: d.source ?? 'browser' };
+      const d = (m as PerformanceMeasure).detail as { nodes: number; source: string; algorithm?: string };
+      return { nodes: d.nodes, source: d.source, ...(d.algorithm ? { algorithm: d.algorithm } : {}) };
     }),
   );
 }

@@ -1,17 +1,9 @@
 'use client';
 
-import type { ElkNode } from 'elkjs/lib/elk-api';
-import {
-  ELK_WARM_UP,
-  elkGraphOf,
-  type LayoutInput,
-  type Positions,
-  positionsOf,
-  SERVER_LAYOUT_MIN_NODES,
-  unpackPositions,
-} from '@/lib/console/elkLayout';
+import { ELK_WARM_UP, layoutAlgorithmOf, type LayoutInput, type Positions } from '@/lib/console/elkLayout';
 import { graphHash } from '@/lib/console/meshGraph';
 import { loadLayout, saveLayout } from './layoutStore';
+import type { LayoutReply, LayoutRequest } from './layout.worker';
 
 export { GROUP_HEIGHT, GROUP_WIDTH, NODE_HEIGHT, NODE_WIDTH } from '@/lib/console/elkLayout';
 export type { LayoutInput, Positions } from '@/lib/console/elkLayout';
@@ -20,26 +12,34 @@ let worker: Worker | undefined;
 let nextId = 1;
 const pending = new Map<
   number,
-  { resolve: (g: ElkNode) => void; reject: (e: Error) => void; start: number; nodes: number; warm?: boolean }
+  {
+    resolve: (p: Positions) => void;
+    reject: (e: Error) => void;
+    start: number;
+    nodes: number;
+    algorithm: LayoutRequest['algorithm'];
+    warm?: boolean;
+  }
 >();
 const cache = new Map<string, Promise<Positions>>();
 
 function getWorker(): Worker {
   if (worker) return worker;
-  worker = new Worker(new URL('./elk.worker.ts', import.meta.url), { type: 'module' });
-  worker.onmessage = (e: MessageEvent<{ id: number; graph?: ElkNode; error?: string; ms?: number }>) => {
+  worker = new Worker(new URL('./layout.worker.ts', import.meta.url), { type: 'module' });
+  worker.onmessage = (e: MessageEvent<LayoutReply>) => {
     const p = pending.get(e.data.id);
     if (!p) return;
     pending.delete(e.data.id);
-    if (p.warm) return p.resolve(e.data.graph ?? { id: 'root' });
-    // User Timing entries for bench/ui.ts and DevTools: request -> answer, and ELK's own time inside.
+    if (p.warm) return p.resolve({});
+    if ('error' in e.data) return p.reject(new Error(`layout failed: ${e.data.error}`));
+    // User Timing entries for bench/ui.ts and DevTools: request -> answer, and the algorithm's own time
+    // inside (elkMs or layeredMs).
     performance.measure('meshdeck:layout', {
       start: p.start,
       end: performance.now(),
-      detail: { nodes: p.nodes, elkMs: e.data.ms, source: 'browser' },
+      detail: { nodes: p.nodes, algorithm: p.algorithm, [`${p.algorithm}Ms`]: e.data.ms, source: 'browser' },
     });
-    if (e.data.graph) p.resolve(e.data.graph);
-    else p.reject(new Error(`layout failed: ${e.data.error ?? 'unknown error'}`));
+    p.resolve(e.data.positions);
   };
   worker.onerror = (e) => {
     for (const p of pending.values()) p.reject(new Error(`the layout worker failed: ${e.message}`));
@@ -60,13 +60,20 @@ export function warmLayout(): void {
   if (warmed || typeof Worker === 'undefined') return;
   warmed = true;
   const id = nextId++;
-  pending.set(id, { resolve: () => {}, reject: () => {}, start: performance.now(), nodes: 0, warm: true });
-  getWorker().postMessage({ id, graph: elkGraphOf(ELK_WARM_UP) });
+  pending.set(id, {
+    resolve: () => {},
+    reject: () => {},
+    start: performance.now(),
+    nodes: 0,
+    algorithm: 'elk',
+    warm: true,
+  });
+  getWorker().postMessage({ id, input: ELK_WARM_UP, algorithm: 'elk' } satisfies LayoutRequest);
 }
 
 /**
- * Node positions for the graph, laid out by ELK off the main thread and cached by graph hash: in memory,
- * and in the browser's storage across reloads (layoutStore.ts).
+ * Node positions for the graph, laid out off the main thread (runLayout) and cached by graph hash: in
+ * memory, and in the browser's storage across reloads (layoutStore.ts).
  */
 export function layoutGraph(graph: LayoutInput): {
   hash: string;
@@ -77,20 +84,15 @@ export function layoutGraph(graph: LayoutInput): {
   if (typeof Worker === 'undefined') return { hash, positions: new Promise<Positions>(() => {}) };
   let positions = cache.get(hash);
   if (!positions) {
-    // Laid out before in this browser (a reload, another tab): no ELK run at all.
+    // Laid out before in this browser (a reload, another tab): no layout run at all.
     const stored = loadLayout(hash);
     if (stored) positions = Promise.resolve(stored);
   }
   if (!positions) {
-    const nodes = graph.nodes.length;
-    // A large graph's first view is usually laid out on the server already (DraftLayouts): asked
-    // there first, ELK runs here only when the server does not have it.
-    positions = (nodes >= SERVER_LAYOUT_MIN_NODES ? fromServer(hash, nodes) : Promise.resolve(undefined))
-      .then((found) => found ?? runElk(graph))
-      .then((out) => {
-        saveLayout(hash, out);
-        return out;
-      });
+    positions = runLayout(graph).then((out) => {
+      saveLayout(hash, out);
+      return out;
+    });
     positions.catch(() => cache.delete(hash));
   }
   if (!cache.has(hash)) {
@@ -100,31 +102,16 @@ export function layoutGraph(graph: LayoutInput): {
   return { hash, positions };
 }
 
-function runElk(graph: LayoutInput): Promise<Positions> {
+/**
+ * Runs the layout in the worker: ELK for a small graph, where its drawing is worth its time (under a
+ * second), our layered layout from LAYERED_LAYOUT_MIN_NODES (tens of milliseconds where ELK took 1.2-1.7 s
+ * at 1,000 nodes).
+ */
+function runLayout(graph: LayoutInput): Promise<Positions> {
   const id = nextId++;
-  return new Promise<ElkNode>((resolve, reject) => {
-    pending.set(id, { resolve, reject, start: performance.now(), nodes: graph.nodes.length });
-    getWorker().postMessage({ id, graph: elkGraphOf(graph) });
-  }).then(positionsOf);
-}
-
-/** The server's layout of this graph (GET /api/layouts/<hash>), or undefined if it has none. */
-async function fromServer(hash: string, nodes: number): Promise<Positions | undefined> {
-  const start = performance.now();
-  try {
-    const res = await fetch(`/api/layouts/${hash}`, { headers: { accept: 'application/json' } });
-    if (!res.ok) return undefined;
-    const body = (await res.json()) as { positions?: unknown };
-    const positions = unpackPositions(body.positions);
-    if (positions)
-      performance.measure('meshdeck:layout', {
-        start,
-        end: performance.now(),
-        detail: { nodes, source: 'server' },
-      });
-    return positions;
-  } catch {
-    // No server, or it failed: this browser lays the graph out itself.
-    return undefined;
-  }
+  const algorithm = layoutAlgorithmOf(graph);
+  return new Promise<Positions>((resolve, reject) => {
+    pending.set(id, { resolve, reject, start: performance.now(), nodes: graph.nodes.length, algorithm });
+    getWorker().postMessage({ id, input: graph, algorithm } satisfies LayoutRequest);
+  });
 }

@@ -1,7 +1,8 @@
 /**
  * DraftLayouts with its real worker thread (tsx-loaded job, real elkjs) and the route that serves its
- * layouts: a large draft's first view equals ELK run here on the graph the canvas lays out first,
- * under the hash the canvas asks for; small, placed, broken or unknown drafts get none.
+ * layouts: a large draft's first view equals the browser's layout of the graph the canvas lays out first
+ * (layeredLayout.ts at that size, ELK for a small graph), under the hash the canvas asks for; small,
+ * placed, broken or unknown drafts get none.
  */
 import { cp as copyDir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -12,7 +13,8 @@ import { GET as getLayout } from '@/app/api/layouts/[hash]/route';
 import { syntheticDraft } from '@/bench/syntheticMesh';
 import type { DraftDoc } from '@/lib/console/draftDoc';
 import { draftFirstView } from '@/lib/console/draftFirstView';
-import { elkGraphOf, positionsOf, unpackPositions } from '@/lib/console/elkLayout';
+import { elkGraphOf, layoutAlgorithmOf, positionsOf, unpackPositions } from '@/lib/console/elkLayout';
+import { layeredLayout } from '@/lib/console/layeredLayout';
 import { firstViewPicture } from '@/lib/console/firstViewPicture';
 import { exampleDraft } from '@/lib/console/testDrafts.testutil';
 import { ConsoleAuth, setConsoleAuth } from './consoleAuth';
@@ -37,7 +39,7 @@ afterEach(async () => {
 });
 
 describe('DraftLayouts', () => {
-  it('lays out a large draft in its worker: the positions ELK gives here, under the hash the canvas asks for', async () => {
+  it('lays out a large draft in its worker: the positions the browser would give it, under the hash the canvas asks for', async () => {
     // 70 synthetic services: about 360 nodes, over SERVER_LAYOUT_MIN_NODES, flat.
     const draft = syntheticDraft(70);
     const view = firstView(draft)!;
@@ -45,7 +47,9 @@ describe('DraftLayouts', () => {
     layouts = new DraftLayouts({ localMesh: true, logger });
     layouts.prepare(draft);
     const got = await layouts.get(view.hash, 60_000);
-    const expected = positionsOf(await new ELK().layout(elkGraphOf(view.input)));
+    // At this size the browser runs layeredLayout, not ELK (layoutAlgorithmOf).
+    expect(layoutAlgorithmOf(view.input)).toBe('layered');
+    const expected = layeredLayout(view.input);
     expect(got).toEqual(expected);
     expect(Object.keys(got!).sort()).toEqual(view.input.nodes.map((n) => n.id).sort());
     // Asked again: the same layout, kept.
@@ -66,7 +70,7 @@ describe('DraftLayouts', () => {
     layouts = new DraftLayouts({ localMesh: false, logger });
     layouts.prepare(draft);
     const got = await layouts.get(cluster.hash, 60_000);
-    expect(got).toEqual(positionsOf(await new ELK().layout(elkGraphOf(cluster.input))));
+    expect(got).toEqual(layeredLayout(cluster.input));
   }, 90_000);
 
   it('has nothing for a small draft, one whose nodes the draft places, broken YAML, or a hash it never saw', async () => {
@@ -154,9 +158,11 @@ describe('GET /api/layouts/<hash>', () => {
     const ok = await get(view.hash);
     expect(ok.status).toBe(200);
     expect(ok.headers.get('server-timing')).toMatch(
-      /^wait;dur=\d+, compile;dur=\d+, elk;dur=\d+, total;dur=\d+$/,
+      /^wait;dur=\d+, compile;dur=\d+, layout;dur=\d+, total;dur=\d+$/,
     );
     const positions = unpackPositions(((await ok.json()) as { positions: unknown }).positions);
+    // A small graph (minNodes 1 here): ELK's places, as the browser's.
+    expect(layoutAlgorithmOf(view.input)).toBe('elk');
     expect(positions).toEqual(positionsOf(await new ELK().layout(elkGraphOf(view.input))));
 
     const missing = await get('0123456789abcdef');

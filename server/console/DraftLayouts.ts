@@ -1,10 +1,11 @@
 /**
- * A large draft's first view laid out on the server (issue 5, P7), so a browser opening it finds its
- * places ready (GET /api/layouts/<hash>) instead of running ELK for a second or more before it can
- * draw. The server compiles the draft as the console will, takes the graph the canvas lays out first
- * (lib/console/elkLayout.ts: the same nodes, order and options, so the same positions under the same
- * graph hash) and runs ELK, all in a worker thread (draftLayoutJob.ts), off the control plane's event
- * loop. Layouts are kept in memory by graph hash, a few at a time.
+ * A large draft's first view laid out on the server (issue 5, P7), so a page opening it can draw its
+ * picture (GET /api/draft/picture, firstViewPicture.ts) before the app has loaded, and anyone can read
+ * its places (GET /api/layouts/<hash>). The server compiles the draft as the console will, takes the
+ * graph the canvas lays out first (lib/console/elkLayout.ts: the same nodes, order and algorithm, so the
+ * same positions under the same graph hash) and lays it out, all in a worker thread
+ * (draftLayoutJob.ts), off the control plane's event loop. Layouts are kept in memory by graph hash, a
+ * few at a time.
  */
 import { createHash } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
@@ -27,12 +28,13 @@ export interface DraftLayoutsOptions {
 }
 
 /**
- * How long a draft must stay the same before prepareLater lays it out. A browser opening a draft the
- * server has no layout for runs ELK itself at about the same cost; a server job then, on the same
- * machine, only competed with it (bench/ui: the first view of a 1,000-node draft just saved took
- * 5.6-7.3 s with the job at once, 3.5-4.6 s without). Later, it serves the next browser.
+ * How long a draft must stay the same before prepareLater lays it out: a person editing a large draft
+ * saves on every edit, and each job compiles the whole draft (50-800 ms in the worker at 1,000 nodes).
+ * It was 10 s while the layout was ELK's (a second or more, which competed with a browser running its
+ * own); since large graphs get layeredLayout.ts (tens of milliseconds), the browser no longer waits for
+ * the server's layout, and the server's picture is ready a second after a save.
  */
-export const LAYOUT_LATER_MS = 10_000;
+export const LAYOUT_LATER_MS = 1_000;
 
 /** What identifies a draft's content. */
 function draftKey(draft: DraftDoc): string {
@@ -58,8 +60,8 @@ interface Layout {
 export interface LayoutTiming {
   /** Sent to the worker -> graph hash known (the draft compiled). */
   compileMs?: number;
-  /** ELK's own time in the worker. */
-  elkMs?: number;
+  /** The layout's own time in the worker. */
+  layoutMs?: number;
   /** Sent to the worker -> positions back. */
   totalMs?: number;
 }
@@ -257,7 +259,7 @@ export class DraftLayouts {
       const layout = this.kept.get(r.hash);
       const sent = this.sentAt.get(r.id);
       if (layout) {
-        layout.timing.elkMs = Math.round(r.ms);
+        layout.timing.layoutMs = Math.round(r.ms);
         layout.picture = r.picture;
         if (sent !== undefined) layout.timing.totalMs = Math.round(performance.now() - sent);
         layout.resolve(r.positions);

@@ -1,14 +1,22 @@
 /**
  * One first-view layout, in DraftLayouts' worker thread (draftLayoutWorker.mjs): the draft compiled as
  * the console compiles it (seeded with the files the server already read), the graph the canvas lays
- * out first (lib/console/elkLayout.ts), and ELK over it. Answers twice: the graph hash as soon as it is
+ * out first (lib/console/elkLayout.ts), and the layout the browser would run over it (ELK for a small
+ * graph, layeredLayout.ts for a large one). Answers twice: the graph hash as soon as it is
  * known, so a browser asking for that hash waits for this layout, then the positions.
  */
 import ELK from 'elkjs/lib/elk.bundled.js';
 import type { DraftDoc } from '../../lib/console/draftDoc';
 import { draftFirstView } from '../../lib/console/draftFirstView';
 import { type DraftParsePack, seedDraftParsePack } from '../../lib/console/draftParsePack';
-import { ELK_WARM_UP, elkGraphOf, positionsOf, type Positions } from '../../lib/console/elkLayout';
+import {
+  ELK_WARM_UP,
+  elkGraphOf,
+  layoutAlgorithmOf,
+  positionsOf,
+  type Positions,
+} from '../../lib/console/elkLayout';
+import { layeredLayout } from '../../lib/console/layeredLayout';
 import { type FirstViewPicture, firstViewPicture } from '../../lib/console/firstViewPicture';
 
 export interface DraftLayoutRequest {
@@ -26,7 +34,7 @@ export type DraftLayoutReply =
   | { id: number; kind: 'hash'; hash: string; compileMs: number }
   /** `hash` when the graph was laid out before (the draft changed, its first view did not). */
   | { id: number; kind: 'none'; why: string; hash?: string }
-  /** `ms`: ELK's own time; `picture`: the laid out first view for the page to draw early. */
+  /** `ms`: the layout's own time; `picture`: the laid out first view for the page to draw early. */
   | {
       id: number;
       kind: 'positions';
@@ -66,11 +74,13 @@ export async function runDraftLayoutJob(
     hash = view.hash;
     if (req.known.includes(hash)) return reply({ id: req.id, kind: 'none', why: 'laid out already', hash });
     reply({ id: req.id, kind: 'hash', hash, compileMs: performance.now() - start });
-    await warmElk();
-    const elkStart = performance.now();
-    const laid = await elk.layout(elkGraphOf(input));
-    const ms = performance.now() - elkStart;
-    const positions = positionsOf(laid);
+    // The browser's choice for the same graph (components/console/layoutGraph.ts): the same places.
+    const algorithm = layoutAlgorithmOf(input);
+    if (algorithm === 'elk') await warmElk();
+    const layoutStart = performance.now();
+    const positions =
+      algorithm === 'layered' ? layeredLayout(input) : positionsOf(await elk.layout(elkGraphOf(input)));
+    const ms = performance.now() - layoutStart;
     reply({
       id: req.id,
       kind: 'positions',

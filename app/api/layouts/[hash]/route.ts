@@ -25,11 +25,11 @@ export async function GET(req: Request, ctx: { params: Promise<{ hash: string }>
     const found = await layouts.getTimed(hash);
     if (!found) return jsonResponse({ error: `no layout for graph ${hash} on the server` }, 404);
     // Where the layout's time went, for DevTools and bench/ui.ts (PerformanceResourceTiming.serverTiming).
-    const { compileMs, elkMs, totalMs } = found.timing;
+    const { compileMs, layoutMs, totalMs } = found.timing;
     const timing = [
       `wait;dur=${Math.round(performance.now() - start)}`,
       ...(compileMs === undefined ? [] : [`compile;dur=${compileMs}`]),
-      ...(elkMs === undefined ? [] : [`elk;dur=${elkMs}`]),
+      ...(layoutMs === undefined ? [] : [`layout;dur=${layoutMs}`]),
       ...(totalMs === undefined ? [] : [`total;dur=${totalMs}`]),
     ].join(', ');
     return jsonResponse({ positions: packPositions(found.positions) }, 200, { 'server-timing': timing });

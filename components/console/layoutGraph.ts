@@ -3,12 +3,14 @@
 import { ELK_WARM_UP, layoutAlgorithmOf, type LayoutInput, type Positions } from '@/lib/console/elkLayout';
 import { graphHash } from '@/lib/console/meshGraph';
 import { loadLayout, saveLayout } from './layoutStore';
-import type { LayoutReply, LayoutRequest } from './layout.worker';
+import type { LayoutReply, LayoutRequest } from './layoutWorkerMessages';
 
 export { GROUP_HEIGHT, GROUP_WIDTH, NODE_HEIGHT, NODE_WIDTH } from '@/lib/console/elkLayout';
 export type { LayoutInput, Positions } from '@/lib/console/elkLayout';
 
-let worker: Worker | undefined;
+type Algorithm = ReturnType<typeof layoutAlgorithmOf>;
+
+const workers: Partial<Record<Algorithm, Worker>> = {};
 let nextId = 1;
 const pending = new Map<
   number,
@@ -17,15 +19,20 @@ const pending = new Map<
     reject: (e: Error) => void;
     start: number;
     nodes: number;
-    algorithm: LayoutRequest['algorithm'];
+    algorithm: Algorithm;
     warm?: boolean;
   }
 >();
 const cache = new Map<string, Promise<Positions>>();
 
-function getWorker(): Worker {
-  if (worker) return worker;
-  worker = new Worker(new URL('./layout.worker.ts', import.meta.url), { type: 'module' });
+function getWorker(algorithm: Algorithm): Worker {
+  const running = workers[algorithm];
+  if (running) return running;
+  // Each `new URL(..., import.meta.url)` literal is what the bundler makes a worker entry of.
+  const worker =
+    algorithm === 'elk'
+      ? new Worker(new URL('./elk.worker.ts', import.meta.url), { type: 'module' })
+      : new Worker(new URL('./layered.worker.ts', import.meta.url), { type: 'module' });
   worker.onmessage = (e: MessageEvent<LayoutReply>) => {
     const p = pending.get(e.data.id);
     if (!p) return;
@@ -37,38 +44,50 @@ function getWorker(): Worker {
     performance.measure('meshdeck:layout', {
       start: p.start,
       end: performance.now(),
-      detail: { nodes: p.nodes, algorithm: p.algorithm, [`${p.algorithm}Ms`]: e.data.ms, source: 'browser' },
+      detail: { nodes: p.nodes, algorithm, [`${algorithm}Ms`]: e.data.ms, source: 'browser' },
     });
     p.resolve(e.data.positions);
   };
   worker.onerror = (e) => {
-    for (const p of pending.values()) p.reject(new Error(`the layout worker failed: ${e.message}`));
-    pending.clear();
-    worker = undefined;
+    for (const [id, p] of pending)
+      if (p.algorithm === algorithm) {
+        pending.delete(id);
+        p.reject(new Error(`the layout worker failed: ${e.message}`));
+      }
+    delete workers[algorithm];
   };
+  workers[algorithm] = worker;
   return worker;
+}
+
+/** Sends `input` to the algorithm's worker; its answer settles the promise. */
+function ask(algorithm: Algorithm, input: LayoutInput, warm = false): Promise<Positions> {
+  const id = nextId++;
+  return new Promise<Positions>((resolve, reject) => {
+    pending.set(id, {
+      resolve,
+      reject,
+      start: performance.now(),
+      nodes: input.nodes.length,
+      algorithm,
+      warm,
+    });
+    getWorker(algorithm).postMessage({ id, input } satisfies LayoutRequest);
+  });
 }
 
 let warmed = false;
 
 /**
- * Starts the layout worker and runs ELK once on a small made-up graph (ELK_WARM_UP), so the draft's
- * first layout does not pay for loading and compiling ELK. Call it while the draft loads; later calls
- * do nothing.
+ * Starts the layout workers and runs each once on a small made-up graph (ELK_WARM_UP), so the draft's
+ * first layout does not pay for loading and compiling its code (ELK's above all). Call it while the
+ * draft loads; later calls do nothing.
  */
 export function warmLayout(): void {
   if (warmed || typeof Worker === 'undefined') return;
   warmed = true;
-  const id = nextId++;
-  pending.set(id, {
-    resolve: () => {},
-    reject: () => {},
-    start: performance.now(),
-    nodes: 0,
-    algorithm: 'elk',
-    warm: true,
-  });
-  getWorker().postMessage({ id, input: ELK_WARM_UP, algorithm: 'elk' } satisfies LayoutRequest);
+  void ask('layered', ELK_WARM_UP, true).catch(() => undefined);
+  void ask('elk', ELK_WARM_UP, true).catch(() => undefined);
 }
 
 /**
@@ -103,15 +122,18 @@ export function layoutGraph(graph: LayoutInput): {
 }
 
 /**
- * Runs the layout in the worker: ELK for a small graph, where its drawing is worth its time (under a
+ * Runs the layout in a worker: ELK for a small graph, where its drawing is worth its time (under half a
  * second), our layered layout from LAYERED_LAYOUT_MIN_NODES (tens of milliseconds where ELK took 1.2-1.7 s
  * at 1,000 nodes).
  */
 function runLayout(graph: LayoutInput): Promise<Positions> {
-  const id = nextId++;
-  const algorithm = layoutAlgorithmOf(graph);
-  return new Promise<Positions>((resolve, reject) => {
-    pending.set(id, { resolve, reject, start: performance.now(), nodes: graph.nodes.length, algorithm });
-    getWorker().postMessage({ id, input: graph, algorithm } satisfies LayoutRequest);
-  });
+  // Only what the layout reads crosses to the worker: the canvas's graph nodes carry their objects and
+  // diagnostics, and copying those took longer than laying 1,000 nodes out.
+  const input: LayoutInput = {
+    nodes: graph.nodes.map(({ id, width, height }) =>
+      width === undefined && height === undefined ? { id } : { id, width, height },
+    ),
+    edges: graph.edges.map(({ id, source, target, kind }) => ({ id, source, target, kind })),
+  };
+  return ask(layoutAlgorithmOf(graph), input);
 }

@@ -1,0 +1,16 @@
+// What the page and its layout workers (elk.worker.ts, layered.worker.ts) say to each other.
+import type { LayoutInput, Positions } from '@/lib/console/elkLayout';
+
+/** A layout asked of a worker. */
+export interface LayoutRequest {
+  id: number;
+  input: LayoutInput;
+}
+
+/** A worker's answer: the places, or why there are none; `ms` is the algorithm's own time. */
+export type LayoutReply = { id: number; positions: Positions; ms: number } | { id: number; error: string };
+
+/** The answer for an exception: its message. */
+export function layoutFailed(id: number, err: unknown): LayoutReply {
+  return { id, error: err instanceof Error ? err.message : String(err) };
+}

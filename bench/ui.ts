@@ -470,6 +470,8 @@ async function main() {
             algorithm?: string;
             elkMs?: number;
             layeredMs?: number;
+            toWorkerMs?: number;
+            fromWorkerMs?: number;
             source?: string;
           } | null;
           const res = performance
@@ -487,6 +489,8 @@ async function main() {
             ...(d?.algorithm === undefined ? {} : { algorithm: d.algorithm }),
             ...(d?.elkMs === undefined ? {} : { elkMs: Math.round(d.elkMs) }),
             ...(d?.layeredMs === undefined ? {} : { layeredMs: Math.round(d.layeredMs) }),
+            ...(d?.toWorkerMs === undefined ? {} : { toWorkerMs: Math.round(d.toWorkerMs) }),
+            ...(d?.fromWorkerMs === undefined ? {} : { fromWorkerMs: Math.round(d.fromWorkerMs) }),
             ...(server ? { server } : {}),
           };
         }),

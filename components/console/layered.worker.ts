@@ -2,7 +2,7 @@
 // its own: sharing ELK's, a first view waited for ELK's bundle to load and warm up (a 1,000-node layout
 // of 100 ms was answered after 530 ms).
 import { layeredLayout } from '@/lib/console/layeredLayout';
-import { type LayoutReply, type LayoutRequest, layoutFailed } from './layoutWorkerMessages';
+import { epochNow, type LayoutReply, type LayoutRequest, layoutFailed } from './layoutWorkerMessages';
 
 const scope = self as unknown as {
   onmessage: ((e: MessageEvent<LayoutRequest>) => void) | null;
@@ -11,9 +11,12 @@ const scope = self as unknown as {
 
 scope.onmessage = (e) => {
   const { id, input } = e.data;
+  const receivedAt = epochNow();
   const start = performance.now();
   try {
-    scope.postMessage({ id, positions: layeredLayout(input), ms: performance.now() - start });
+    const positions = layeredLayout(input);
+    const ms = performance.now() - start;
+    scope.postMessage({ id, positions, ms, receivedAt, repliedAt: epochNow() });
   } catch (err) {
     scope.postMessage(layoutFailed(id, err));
   }

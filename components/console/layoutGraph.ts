@@ -3,7 +3,7 @@
 import { ELK_WARM_UP, layoutAlgorithmOf, type LayoutInput, type Positions } from '@/lib/console/elkLayout';
 import { graphHash } from '@/lib/console/meshGraph';
 import { loadLayout, saveLayout } from './layoutStore';
-import type { LayoutReply, LayoutRequest } from './layoutWorkerMessages';
+import { epochNow, type LayoutReply, type LayoutRequest } from './layoutWorkerMessages';
 
 export { GROUP_HEIGHT, GROUP_WIDTH, NODE_HEIGHT, NODE_WIDTH } from '@/lib/console/elkLayout';
 export type { LayoutInput, Positions } from '@/lib/console/elkLayout';
@@ -41,10 +41,19 @@ function getWorker(algorithm: Algorithm): Worker {
     if ('error' in e.data) return p.reject(new Error(`layout failed: ${e.data.error}`));
     // User Timing entries for bench/ui.ts and DevTools: request -> answer, and the algorithm's own time
     // inside (elkMs or layeredMs).
+    const { ms, receivedAt, repliedAt } = e.data;
     performance.measure('meshdeck:layout', {
       start: p.start,
       end: performance.now(),
-      detail: { nodes: p.nodes, algorithm, [`${algorithm}Ms`]: e.data.ms, source: 'browser' },
+      detail: {
+        nodes: p.nodes,
+        algorithm,
+        [`${algorithm}Ms`]: ms,
+        // The trips: asked -> the worker took it (busy, or copying), answered -> this thread took it.
+        toWorkerMs: receivedAt - (performance.timeOrigin + p.start),
+        fromWorkerMs: epochNow() - repliedAt,
+        source: 'browser',
+      },
     });
     p.resolve(e.data.positions);
   };

@@ -7,8 +7,19 @@ export interface LayoutRequest {
   input: LayoutInput;
 }
 
-/** A worker's answer: the places, or why there are none; `ms` is the algorithm's own time. */
-export type LayoutReply = { id: number; positions: Positions; ms: number } | { id: number; error: string };
+/**
+ * A worker's answer: the places, or why there are none; `ms` is the algorithm's own time, `receivedAt`
+ * and `repliedAt` when the worker took the request and answered it (epoch ms: timeOrigin + now, which
+ * the page can compare with its own), so the page can tell the trips from the work.
+ */
+export type LayoutReply =
+  | { id: number; positions: Positions; ms: number; receivedAt: number; repliedAt: number }
+  | { id: number; error: string };
+
+/** Now, comparable across the page and its workers. */
+export function epochNow(): number {
+  return performance.timeOrigin + performance.now();
+}
 
 /** The answer for an exception: its message. */
 export function layoutFailed(id: number, err: unknown): LayoutReply {

@@ -19,7 +19,9 @@
  * style, layout, paint and layerization on the main thread), over 30 frames. `--where side` changes the
  * side panel's colour instead (an edit's own frame changes the form, outside the canvas).
  *
- * With --load it profiles the page's main thread from a reload to the graph laid out (P7's first view).
+ * With --load it profiles the page's main thread from a reload to the graph laid out (P7's first view);
+ * with --fresh as well, the browser's storage is cleared first, so the page lays the graph out itself
+ * (no layout kept from an earlier view).
  *
  * With --pan it profiles the scripted pan of bench/ui.ts (P7) instead of an edit: a CPU profile and a
  * trace of one pan, summarised per thread (main, compositor, raster workers), and the pan's fps with
@@ -569,6 +571,7 @@ async function profileLoad(page: Page, route: string) {
   const cdp = await page.context().newCDPSession(page);
   await cdp.send('Profiler.enable');
   await cdp.send('Profiler.setSamplingInterval', { interval: 500 });
+  if (process.argv.includes('--fresh')) await page.evaluate(() => localStorage.clear());
   await cdp.send('Profiler.start');
   await page.reload();
   await page.waitForSelector(`[data-testid="node-${route}"]`, { timeout: 300_000 });

@@ -118,9 +118,10 @@ test('a 2,000-node draft opens grouped by service; a click expands a group into 
       timeout: 60_000,
     });
     await expect(page.locator('.canvas__status')).toHaveText('', { timeout: 60_000 });
-    // The overview (400 groups and the proxies) was laid out in this browser by the layered layout, not
-    // ELK; the server's picture came from the same places (DraftLayouts.test.ts).
-    expect(await layoutSources(page)).toEqual([{ nodes: 410, source: 'browser', algorithm: 'layered' }]);
+    // The overview (400 groups and the proxies) was laid out by the layered layout, not ELK, in the
+    // compile worker with the draft's first compile (firstViewLayout.ts); the server's picture came from
+    // the same places (DraftLayouts.test.ts).
+    expect(await layoutSources(page)).toEqual([{ nodes: 410, source: 'compile', algorithm: 'layered' }]);
     await expect(page.getByTestId('group-toggle')).toHaveText('Show all nodes');
     // 400 service groups and the 10 proxies, no single mesh object but the proxies.
     await expect(page.locator('.react-flow__node-meshGroup')).toHaveCount(400);
@@ -182,8 +183,8 @@ test('a 1,000-node graph is first drawn on one canvas while its nodes mount; pan
     // Every node mounted: the canvas hands over to the DOM.
     await expect(canvas).not.toHaveAttribute('data-far-canvas', { timeout: 60_000 });
     await expect(page.locator('.react-flow__node')).toHaveCount(1010);
-    // Laid out by the layered layout in this browser's worker, not ELK.
-    expect(await layoutSources(page)).toEqual([{ nodes: 1010, source: 'browser', algorithm: 'layered' }]);
+    // Laid out by the layered layout, not ELK, in the compile worker with the draft's first compile.
+    expect(await layoutSources(page)).toEqual([{ nodes: 1010, source: 'compile', algorithm: 'layered' }]);
     const staged = await page.evaluate(
       () => (window as unknown as { __staged?: { nodes: number; pixels: number } }).__staged,
     );
@@ -307,7 +308,7 @@ test('a reload after an edit draws the picture this browser kept of a 1,000-node
     await expect
       .poll(() =>
         page.evaluate(() => {
-          const kept = JSON.parse(localStorage.getItem('meshdeck:picture:v1:main') ?? 'null') as {
+          const kept = JSON.parse(localStorage.getItem('meshdeck:picture:v2:main') ?? 'null') as {
             revision: number;
             picture: { nodes: number[] };
           } | null;

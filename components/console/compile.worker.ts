@@ -3,8 +3,11 @@
 import { encodeDelta, type Encoded } from '../../lib/console/compilationDelta';
 import { compilationForTransfer, compileDraft, type CompileOptions } from '../../lib/console/compileDraft';
 import type { DraftDoc } from '../../lib/console/draftDoc';
+import type { MeshGraph } from '../../lib/console/meshGraph';
 import { type ParsedFileObjects, takeParsedFiles } from '../../lib/console/draftModel';
 import { seedDraftParsePack } from '../../lib/console/draftParsePack';
+import { type PackedPositions, packPositions } from '../../lib/console/elkLayout';
+import { firstViewLayout, NEW_VIEW_MIN_NODE_CHANGE } from '../../lib/console/firstViewLayout';
 import { JitWarmup } from '../../lib/console/jitWarmup';
 import type { OfferedParsePack } from './parsePackHandoff';
 
@@ -16,6 +19,8 @@ export interface CompileRequest {
   pack?: OfferedParsePack;
   /** Compiles of the same draft allowed in idle time after a slow one (lib/console/jitWarmup.ts). */
   warmup?: number;
+  /** Graph hashes whose layouts the page keeps (layoutStore.ts): a new view with one is not laid out. */
+  knownLayouts?: string[];
 }
 
 /** The worker's answer to a CompileRequest. */
@@ -29,6 +34,11 @@ export interface CompileReply {
   ms?: number;
   /** When the worker got the request and posted this reply (`timeOrigin + now()`, comparable across threads). */
   at?: { received: number; posted: number };
+  /**
+   * The first view's layered layout, made with a compile whose graph is a new view (firstViewLayout.ts):
+   * its hash, places and the layout's own time.
+   */
+  layout?: { hash: string; positions: PackedPositions; ms: number };
   error?: string;
 }
 
@@ -43,6 +53,30 @@ let last: Pick<CompileRequest, 'draft' | 'opts'> | undefined;
 /** The last result posted: the main thread holds it and decodes the next one against it. */
 let sent: ReturnType<typeof compilationForTransfer> | undefined;
 let warmup: JitWarmup | undefined;
+/** The node count of the last graph compiled, to tell a new view from an edit. */
+let lastNodes: number | undefined;
+
+/** The first view's layout when `graph` is a new view that the layered layout lays out; never throws. */
+function newViewLayout(
+  graph: MeshGraph,
+  manual: DraftDoc['layout'],
+  known: readonly string[] = [],
+): CompileReply['layout'] {
+  const nodes = graph.nodes.length;
+  const fresh = lastNodes === undefined || Math.abs(nodes - lastNodes) > NEW_VIEW_MIN_NODE_CHANGE;
+  lastNodes = nodes;
+  if (!fresh) return undefined;
+  try {
+    const start = performance.now();
+    const laid = firstViewLayout(graph, manual, new Set(known));
+    return (
+      laid && { hash: laid.hash, positions: packPositions(laid.positions), ms: performance.now() - start }
+    );
+  } catch {
+    // The canvas lays it out in its layout worker as it would have.
+    return undefined;
+  }
+}
 
 scope.onmessage = (e) => {
   const received = performance.timeOrigin + performance.now();
@@ -51,12 +85,14 @@ scope.onmessage = (e) => {
   try {
     const start = performance.now();
     if (pack) seedDraftParsePack(pack.files, pack.pack);
-    const full = compilationForTransfer(compileDraft(draft, opts));
+    const compiled = compileDraft(draft, opts);
+    const full = compilationForTransfer(compiled);
     const ms = Math.round(performance.now() - start);
+    const layout = newViewLayout(compiled.graph, draft.layout, e.data.knownLayouts);
     const result = encodeDelta(sent, full);
     const parsed = takeParsedFiles();
     const at = { received, posted: performance.timeOrigin + performance.now() };
-    scope.postMessage({ id, result, parsed, ms, at } satisfies CompileReply);
+    scope.postMessage({ id, result, parsed, ms, at, ...(layout ? { layout } : {}) } satisfies CompileReply);
     sent = full;
     last = { draft, opts };
     warmup ??= new JitWarmup({

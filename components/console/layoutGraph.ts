@@ -1,6 +1,13 @@
 'use client';
 
-import { ELK_WARM_UP, layoutAlgorithmOf, type LayoutInput, type Positions } from '@/lib/console/elkLayout';
+import {
+  ELK_WARM_UP,
+  layoutAlgorithmOf,
+  type LayoutInput,
+  type PackedPositions,
+  type Positions,
+  unpackPositions,
+} from '@/lib/console/elkLayout';
 import { graphHash } from '@/lib/console/meshGraph';
 import { loadLayout, saveLayout } from './layoutStore';
 import { epochNow, type LayoutReply, type LayoutRequest } from './layoutWorkerMessages';
@@ -97,6 +104,25 @@ export function warmLayout(): void {
   warmed = true;
   void ask('layered', ELK_WARM_UP, true).catch(() => undefined);
   void ask('elk', ELK_WARM_UP, true).catch(() => undefined);
+}
+
+/**
+ * Keeps a layout made elsewhere (the compile worker's, lib/console/firstViewLayout.ts) as this graph
+ * hash's, in memory and in the browser's storage, unless one is kept already: the canvas's
+ * layoutGraph for that graph then finds it without a trip to a layout worker.
+ */
+export function keepLayout(hash: string, packed: PackedPositions, ms: number): void {
+  if (cache.has(hash)) return;
+  const positions = unpackPositions(packed);
+  if (!positions) return;
+  cache.set(hash, Promise.resolve(positions));
+  saveLayout(hash, positions);
+  const now = performance.now();
+  performance.measure('meshdeck:layout', {
+    start: now - ms,
+    end: now,
+    detail: { nodes: packed[0].length, algorithm: 'layered', layeredMs: ms, source: 'compile' },
+  });
 }
 
 /**

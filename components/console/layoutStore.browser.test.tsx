@@ -1,7 +1,7 @@
 /** layoutStore against Chromium's real localStorage (the console's storage). */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Positions } from './layoutGraph';
-import { loadLayout, MAX_STORED_LAYOUTS, saveLayout } from './layoutStore';
+import { loadLayout, MAX_STORED_LAYOUTS, saveLayout, storedLayoutHashes } from './layoutStore';
 
 function positions(n: number, shift = 0): Positions {
   const out: Positions = {};
@@ -31,6 +31,16 @@ describe('layoutStore (real localStorage)', () => {
     expect(loadLayout('same', undefined, 'shown')?.['VirtualService/default/vs-1']).toEqual({ x: 240, y: 0 });
   });
 
+  it('names the hashes kept on either shelf (the compile worker lays none of them out again)', () => {
+    expect(storedLayoutHashes()).toEqual([]);
+    saveLayout('laid', positions(2));
+    saveLayout('shown-only', positions(2), undefined, 'shown');
+    expect(storedLayoutHashes().sort()).toEqual(['laid', 'shown-only']);
+    // An older version's keys are not this version's layouts.
+    localStorage.setItem('meshdeck:layout:v1', JSON.stringify(['old']));
+    expect(storedLayoutHashes()).not.toContain('old');
+  });
+
   it('keeps the most recently used layouts only', () => {
     for (let i = 0; i < MAX_STORED_LAYOUTS; i++) saveLayout(`h${i}`, positions(2, i));
     // Reading h0 makes it recent, so h1 is the one dropped by the next save.
@@ -43,11 +53,11 @@ describe('layoutStore (real localStorage)', () => {
   });
 
   it('ignores and removes an entry that is not a layout, without throwing', () => {
-    localStorage.setItem('meshdeck:layout:v1:bad', '{"x": 1');
+    localStorage.setItem('meshdeck:layout:v2:bad', '{"x": 1');
     expect(loadLayout('bad')).toBeUndefined();
-    localStorage.setItem('meshdeck:layout:v1:odd', JSON.stringify([['a'], [1], ['y']]));
+    localStorage.setItem('meshdeck:layout:v2:odd', JSON.stringify([['a'], [1], ['y']]));
     expect(loadLayout('odd')).toBeUndefined();
-    expect(localStorage.getItem('meshdeck:layout:v1:odd')).toBeNull();
+    expect(localStorage.getItem('meshdeck:layout:v2:odd')).toBeNull();
   });
 
   it('makes room in a full storage by dropping older layouts, and gives up on one that cannot fit', () => {
@@ -71,7 +81,7 @@ describe('layoutStore (real localStorage)', () => {
     // Larger than everything that can be dropped: not kept, no exception, no index entry left dangling.
     expect(() => saveLayout('huge', positions(20000))).not.toThrow();
     expect(loadLayout('huge')).toBeUndefined();
-    const index = JSON.parse(localStorage.getItem('meshdeck:layout:v1') ?? '[]') as string[];
-    for (const h of index) expect(localStorage.getItem(`meshdeck:layout:v1:${h}`)).not.toBeNull();
+    const index = JSON.parse(localStorage.getItem('meshdeck:layout:v2') ?? '[]') as string[];
+    for (const h of index) expect(localStorage.getItem(`meshdeck:layout:v2:${h}`)).not.toBeNull();
   });
 });

@@ -9,8 +9,11 @@
  */
 import { packPositions, type Positions, unpackPositions } from '@/lib/console/elkLayout';
 
-/** Bump when the layout options change, so positions of an older layout are not reused. */
-const VERSION = 1;
+/**
+ * Bump when the layout options change, so positions of an older layout are not reused. 2: graphs of 300
+ * nodes or more are laid out by layeredLayout.ts, not ELK (the server's picture of them too).
+ */
+const VERSION = 2;
 /** ELK's layouts, and the flat views shown after edits. */
 export type LayoutShelf = 'layout' | 'shown';
 const prefixOf = (shelf: LayoutShelf) => `meshdeck:${shelf}:v${VERSION}:`;
@@ -37,6 +40,12 @@ function readIndex(storage: LayoutStorage, indexKey: string): string[] {
   } catch {
     return [];
   }
+}
+
+/** The graph hashes with positions stored on either shelf. */
+export function storedLayoutHashes(storage = defaultStorage()): string[] {
+  if (!storage) return [];
+  return [...readIndex(storage, indexKeyOf('layout')), ...readIndex(storage, indexKeyOf('shown'))];
 }
 
 /** Positions stored for this graph hash, or undefined; a hit becomes the most recently used. */

@@ -7,8 +7,11 @@
  */
 import type { FirstViewPicture } from '@/lib/console/firstViewPicture';
 
-/** The storage key's prefix; the draft id follows. The inline script reads the same keys. */
-export const PICTURE_STORAGE_PREFIX = 'meshdeck:picture:v1:';
+/**
+ * The storage key's prefix; the draft id follows. The inline script reads the same keys. v2: large
+ * graphs are laid out by layeredLayout.ts, and a picture of ELK's places would jump when the app draws.
+ */
+export const PICTURE_STORAGE_PREFIX = 'meshdeck:picture:v2:';
 
 /** What is kept per draft. */
 export interface KeptPicture {

@@ -1,11 +1,12 @@
 'use client';
 
 import { useDeferredValue, useLayoutEffect } from 'react';
+import { NEW_VIEW_MIN_NODE_CHANGE } from '@/lib/console/firstViewLayout';
 import type { MeshGraph } from '@/lib/console/meshGraph';
 import type { NodeMarksStore } from './nodeMarks';
 
 /** The most nodes a compile may add or remove for the canvas to follow it in a deferred render. */
-export const CANVAS_FOLLOW_MAX_NODES = 50;
+const CANVAS_FOLLOW_MAX_NODES = NEW_VIEW_MIN_NODE_CHANGE;
 
 /**
  * The graph the canvas shows for the console's latest `graph`, whose markers go to `marks` at once.

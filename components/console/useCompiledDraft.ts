@@ -9,6 +9,8 @@ import { parseDraft, seedParsedFiles } from '@/lib/console/draftModel';
 import { LatestWins } from '@/lib/console/latestWins';
 import { JIT_WARMUP_BUDGET } from '@/lib/console/jitWarmup';
 import type { CompileReply, CompileRequest } from './compile.worker';
+import { keepLayout } from './layoutGraph';
+import { storedLayoutHashes } from './layoutStore';
 import { takeOfferedParsePack } from './parsePackHandoff';
 
 type Request = Omit<CompileRequest, 'id'>;
@@ -60,6 +62,8 @@ function startWorker(s: LatestWins<Request, Wire>, timing: Map<number, Timing>):
     // Before the result is delivered, so onResult's parseDraft reads no file the worker just read; kept
     // even when a newer result supersedes this one (an entry serves only its own text).
     if (e.data.parsed) seedParsedFiles(e.data.parsed);
+    // Before the result renders, so the canvas finds the new view's places (firstViewLayout.ts).
+    if (e.data.layout) keepLayout(e.data.layout.hash, e.data.layout.positions, e.data.layout.ms);
     if (e.data.result) {
       held = decodeDelta(held, e.data.result) as Wire;
       s.receive(e.data.id, held);
@@ -139,6 +143,7 @@ export function useCompiledDraftAsking(
           ...req,
           pack: takeOfferedParsePack(),
           warmup: warmupBudget(),
+          knownLayouts: storedLayoutHashes(),
         } satisfies CompileRequest);
       },
       run: (req) => compileDraft(req.draft, req.opts),

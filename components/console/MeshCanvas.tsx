@@ -92,9 +92,9 @@ interface Stage {
 
 /**
  * The flat view's positions. Once every node has a place, a structural edit only places the new nodes
- * (lib/console/placeNewNodes.ts): ELK over a 1,000-node graph costs seconds and moves every node.
- * `full` asks for an ELK layout of the whole graph: the first view, Tidy up, or an edit that added more
- * nodes than there were.
+ * (lib/console/placeNewNodes.ts): a full layout moves every node (and ELK's cost seconds at 1,000
+ * nodes). `full` asks for a full layout of the whole graph (ELK, or layeredLayout.ts from 300 nodes):
+ * the first view, Tidy up, or an edit that added more nodes than there were.
  */
 interface FlatState {
   placed: Laid | undefined;
@@ -157,7 +157,7 @@ function Canvas(props: MeshCanvasProps) {
   const [stage, setStage] = useState<Stage>({ phase: 'idle', limit: 0 });
   const [staging, setStaging] = useState(false);
   const { canvas: farCanvas, onMoveStart, onMoveEnd } = useFarCanvas(wrapper, staging);
-  // ELK is loaded and compiled in its worker while the draft loads, not on the first real layout.
+  // The layout workers load (ELK's compiled) while the draft loads, not on the first real layout.
   useEffect(warmLayout, []);
   const [auto, setAuto] = useState<Laid | undefined>();
   const [layoutError, setLayoutError] = useState<{ hash: string; message: string } | undefined>();
@@ -186,7 +186,7 @@ function Canvas(props: MeshCanvasProps) {
     [graph, grouping, open],
   );
 
-  // The flat view keeps every node where it is and places new ones next to their neighbours; ELK runs
+  // The flat view keeps every node where it is and places new ones next to their neighbours; a layout runs
   // over the whole graph only when asked to (see FlatState).
   const [flat, setFlat] = useState<FlatState>({ placed: undefined, full: false });
   const flatHash = useMemo(() => (grouping ? '' : graphHash(graph)), [graph, grouping]);
@@ -300,7 +300,7 @@ function Canvas(props: MeshCanvasProps) {
     if (shownPlaced) removeEarlyPicture();
   }, [shownPlaced]);
   const stagedFrom = stage.phase === 'on' ? (placedNow ? stage.limit : 0) : Infinity;
-  // The canvas takes over once there is something placed to draw (not while ELK runs).
+  // The canvas takes over once there is something placed to draw (not while the layout runs).
   if (staging !== (stage.phase === 'on' && placedNow)) setStaging(!staging);
 
   const built = useMemo((): CanvasNode[] => {
@@ -312,7 +312,7 @@ function Canvas(props: MeshCanvasProps) {
         if (l) liveOf.set(n.id, l);
       }
     // A large graph's nodes waiting for their first layout are drawn as plain boxes (a third of a full
-    // node's elements, no text to lay out): the column they wait in is gone once ELK answers.
+    // node's elements, no text to lay out): the column they wait in is gone once the layout answers.
     const plainWhileWaiting = graph.nodes.length >= FAR_CANVAS_MIN_NODES;
     const meshNode = (
       n: MeshGraph['nodes'][number],
@@ -320,14 +320,14 @@ function Canvas(props: MeshCanvasProps) {
       manual: boolean,
       mountOrder = i,
     ): MeshFlowNode => {
-      // Manual positions (the draft's layout) win over ELK's; new nodes wait in a column meanwhile.
+      // Manual positions (the draft's layout) win over the layout's; new nodes wait in a column meanwhile.
       const placed = (manual ? layout[n.id] : undefined) ?? autoPos[n.id];
       if (mountOrder >= stagedFrom)
         return {
           id: n.id,
           type: 'mesh',
           position: placed ?? { x: 0, y: 0 },
-          // Only a placed node is drawn while staged: one still waiting for ELK has no place yet.
+          // Only a placed node is drawn while staged: one still waiting for its layout has no place yet.
           data: placed ? { node: n, staged: true } : { node: n },
           width: NODE_WIDTH,
           height: NODE_HEIGHT,

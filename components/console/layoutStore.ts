@@ -1,11 +1,11 @@
 /**
- * ELK's positions kept in the browser's storage by graph hash, so a reload (or a return to a draft)
- * shows the graph where it was without running ELK again: a 1,000-node layout costs seconds. A second
- * shelf keeps the flat view as it was shown after edits (ELK's places plus the nodes placed next to
- * their neighbours), so a reload after an edit shows every node where it was instead of laying the
- * graph out anew; Tidy up reads only ELK's shelf. Positions a person chose go to the draft's layout
- * file and travel through Git. Storage is best effort: a full or missing storage only means ELK runs
- * again.
+ * Full layouts' positions (ELK's, or layeredLayout.ts's from 300 nodes) kept in the browser's storage
+ * by graph hash, so a reload (or a return to a draft) shows the graph where it was without a layout
+ * run: an ELK layout of 1,000 nodes cost seconds. A second shelf keeps the flat view as it was shown
+ * after edits (the layout's places plus the nodes placed next to their neighbours), so a reload after
+ * an edit shows every node where it was instead of laying the graph out anew; Tidy up reads only the
+ * layouts' shelf. Positions a person chose go to the draft's layout file and travel through Git.
+ * Storage is best effort: a full or missing storage only means the layout runs again.
  */
 import { packPositions, type Positions, unpackPositions } from '@/lib/console/elkLayout';
 
@@ -14,7 +14,7 @@ import { packPositions, type Positions, unpackPositions } from '@/lib/console/el
  * nodes or more are laid out by layeredLayout.ts, not ELK (the server's picture of them too).
  */
 const VERSION = 2;
-/** ELK's layouts, and the flat views shown after edits. */
+/** Full layouts, and the flat views shown after edits. */
 export type LayoutShelf = 'layout' | 'shown';
 const prefixOf = (shelf: LayoutShelf) => `meshdeck:${shelf}:v${VERSION}:`;
 const indexKeyOf = (shelf: LayoutShelf) => `meshdeck:${shelf}:v${VERSION}`;

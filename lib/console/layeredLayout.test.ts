@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { layoutDrawing } from '../../bench/layoutDrawing';
 import { LAYOUT_SPACING, type LayoutInput, NODE_HEIGHT, NODE_WIDTH, type Positions } from './elkLayout';
 import { countCrossings, layeredLayout } from './layeredLayout';
 
@@ -17,19 +18,7 @@ function boxes(input: LayoutInput, at: Positions) {
 }
 
 /** Crossings of straight lines between node centres. */
-function crossings(input: LayoutInput, at: Positions): number {
-  const c = (id: string) => [at[id]!.x + NODE_WIDTH / 2, at[id]!.y + NODE_HEIGHT / 2] as const;
-  const side = (a: readonly number[], b: readonly number[], p: readonly number[]) =>
-    Math.sign((b[0]! - a[0]!) * (p[1]! - a[1]!) - (b[1]! - a[1]!) * (p[0]! - a[0]!));
-  let n = 0;
-  const es = input.edges;
-  for (let i = 0; i < es.length; i++)
-    for (let j = i + 1; j < es.length; j++) {
-      const [a, b, p, q] = [c(es[i]!.source), c(es[i]!.target), c(es[j]!.source), c(es[j]!.target)];
-      if (side(a, b, p) * side(a, b, q) < 0 && side(p, q, a) * side(p, q, b) < 0) n++;
-    }
-  return n;
-}
+const crossings = (input: LayoutInput, at: Positions) => layoutDrawing(input, at).crossings;
 
 const graphs = fc
   .record({

@@ -29,7 +29,7 @@ export function SplitEditor({
       <h3>Canary split</h3>
       {entries.map((e, i) => (
         <div className="split-row" key={i}>
-          <span className="split-row__name" id={`split-${i}`}>
+          <span className="split-row__name" id={`split-${i}`} title={e.serviceName}>
             {e.serviceName}
           </span>
           <input

@@ -148,6 +148,38 @@ test('a 2,000-node draft opens grouped by service; a click expands a group into 
     await page.getByTestId(`group-frame-${id}`).getByTestId('group-collapse').click();
     await expect(page.getByTestId(`group-frame-${id}`)).toHaveCount(0);
     await expect(group).toBeAttached();
+
+    // The finder reaches a member of a collapsed group: its group opens, the member is selected and
+    // centred on screen.
+    await page.keyboard.press('Control+k');
+    await expect(page.getByTestId('finder-input')).toBeFocused();
+    await page.keyboard.type('route-321');
+    await expect(page.getByTestId('finder-list').getByRole('option').first()).toHaveAttribute(
+      'data-testid',
+      'finder-option-Route/default/route-321',
+    );
+    await page.keyboard.press('Enter');
+    await expect(page.getByTestId('group-frame-Group:VirtualService/default/vs-321')).toBeVisible();
+    await expect(page.getByTestId('inspector-title')).toHaveText('Route default/route-321');
+    // Centred and readable (the pane's middle half, a node's width at zoom 0.9), not only somewhere in
+    // a view of the whole graph.
+    const found = page.getByTestId('node-Route/default/route-321');
+    await expect
+      .poll(
+        async () => {
+          const pane = await page.locator('.react-flow').boundingBox();
+          const box = await found.boundingBox();
+          if (!pane || !box) return 'not on the page';
+          const dx = Math.abs(box.x + box.width / 2 - (pane.x + pane.width / 2));
+          const dy = Math.abs(box.y + box.height / 2 - (pane.y + pane.height / 2));
+          return dx < pane.width / 4 && dy < pane.height / 4 && box.width > 120
+            ? 'centred'
+            : `${Math.round(dx)}, ${Math.round(dy)} px off the centre, ${Math.round(box.width)} px wide`;
+        },
+        { timeout: 10_000 },
+      )
+      .toBe('centred');
+    await page.screenshot({ path: `${SHOTS}/console-large-found.png` });
   } finally {
     await resetDraft(page);
   }

@@ -17,6 +17,7 @@ import { DraftIdContext, draftIdFromLocation, DraftIdKnownContext, MAIN_DRAFT_ID
 import { ImportDialog } from './ImportDialog';
 import { Inspector } from './Inspector';
 import { MeshCanvas, type MeshCanvasProps } from './MeshCanvas';
+import { NodeFinder } from './NodeFinder';
 import { NodeMarksContext, NodeMarksStore } from './nodeMarks';
 import { useCanvasGraph } from './useCanvasGraph';
 import { Palette } from './Palette';
@@ -262,6 +263,12 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
     setTimeout(() => URL.revokeObjectURL(a.href), 1000);
   }, [draft.history.present]);
 
+  const finder = useRef<HTMLInputElement>(null);
+  const pickNode = useCallback((nodeId: string) => {
+    setSelected(nodeId);
+    setNodeFocus({ nodeId, seq: Date.now() });
+  }, []);
+
   // Keyboard: undo/redo everywhere but in Monaco (it forwards its own), the rest outside text fields.
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
@@ -285,9 +292,17 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
         void flush();
         return;
       }
+      if (mod && key === 'k') {
+        e.preventDefault();
+        finder.current?.focus();
+        return;
+      }
       if (mod || e.altKey) return;
       if (t && (t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName))) return;
-      if (e.key === '?') setDialog('help');
+      if (e.key === '/') {
+        e.preventDefault();
+        finder.current?.focus();
+      } else if (e.key === '?') setDialog('help');
       else if (e.key === 'Escape') setSelected(undefined);
       else if (e.key === '1' || e.key === '2' || e.key === '3') setTab(TABS[Number(e.key) - 1]![0]);
     };
@@ -400,6 +415,9 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
             pictureOf={canvasGraph === graph ? pictureOf : undefined}
           />
         </NodeMarksContext.Provider>
+        {canvasGraph.nodes.length > 0 ? (
+          <NodeFinder nodes={canvasGraph.nodes} onPick={pickNode} inputRef={finder} />
+        ) : null}
       </main>
       <aside className="console__side" aria-label="Details">
         <div role="tablist" aria-label="Details" className="tabs">

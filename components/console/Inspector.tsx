@@ -78,7 +78,9 @@ export function Inspector({
       });
     return (
       <div className="inspector" data-testid="inspector">
-        <h2 className="inspector__title">Nothing named {node.name}</h2>
+        <h2 className="inspector__title" data-testid="inspector-title">
+          Nothing named {node.name}
+        </h2>
         <p>
           A reference names <code>{node.name}</code> in namespace <code>{node.namespace}</code>, but no
           Target, VirtualService or Kubernetes Service has that name. Create one, or fix the reference.
@@ -100,7 +102,7 @@ export function Inspector({
     const tone = p ? proxyTone(p) : undefined;
     return (
       <div className="inspector" data-testid="inspector">
-        <h2 className="inspector__title">
+        <h2 className="inspector__title" data-testid="inspector-title">
           Proxy {node.namespace}/{node.name}
         </h2>
         <dl className="facts">
@@ -142,7 +144,7 @@ export function Inspector({
             : 'not in the draft';
     return (
       <div className="inspector" data-testid="inspector">
-        <h2 className="inspector__title">
+        <h2 className="inspector__title" data-testid="inspector-title">
           {node.kind} {node.namespace}/{node.name}
         </h2>
         <p>

@@ -586,7 +586,7 @@ function Canvas(props: MeshCanvasProps) {
         {graph.nodes.length > 0 ? (
           <Panel position="top-right">
             <div className="canvas__grouping" data-testid="grouping-panel">
-              <span data-testid="group-summary" style={{ color: 'var(--text-muted)', fontSize: 12 }}>
+              <span data-testid="group-summary" className="canvas__count">
                 {view
                   ? `${graph.nodes.length.toLocaleString('en')} nodes in ${grouping!.groups.length.toLocaleString('en')} groups`
                   : `${graph.nodes.length.toLocaleString('en')} nodes`}

@@ -9,6 +9,7 @@ export const SHORTCUTS: [string, string][] = [
   ['Delete / Backspace', 'Delete the selected object (on the canvas)'],
   ['Shift while connecting', 'Append the Target to the ingress chain'],
   ['Alt while connecting', 'Append the Target to the egress chain'],
+  ['/ or Ctrl+K', 'Find an object on the canvas (kind:, ns:, is:error narrow it)'],
   ['1 / 2 / 3', 'Inspector / YAML / Preview tab'],
   ['Esc', 'Clear the selection, close a dialog'],
   ['?', 'This cheat sheet'],

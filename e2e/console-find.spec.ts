@@ -71,3 +71,47 @@ test('find an object: / focuses the finder, Enter selects the match and centres 
   await expect(input).not.toBeFocused();
   await expect(page.getByTestId('inspector-title')).toHaveText('VirtualService default/gateway-vsvc');
 });
+
+test('a selected node keeps the paths through it bright and dims the rest; no selection, nothing dimmed', async ({
+  page,
+}) => {
+  await openConsole(page, GATEWAY_VS);
+  const borderOf = (id: string) =>
+    page
+      .getByTestId(`node-${id}`)
+      .evaluate((el) => getComputedStyle(el.closest('.mesh-node') ?? el).borderLeftColor);
+  const colour = (name: string) =>
+    page.evaluate((n) => {
+      // The theme's colour as computed style reports it (rgb()).
+      const probe = document.createElement('div');
+      probe.style.color = `var(${n})`;
+      document.body.append(probe);
+      const c = getComputedStyle(probe).color;
+      probe.remove();
+      return c;
+    }, name);
+  const vs = await colour('--kind-vs');
+  const dim = await colour('--border');
+  expect(await borderOf(GATEWAY_VS)).toBe(vs);
+
+  // The transcoder proxy runs transcoder-vsvc: that stays bright, the gateway's VirtualService dims.
+  await page.getByTestId('finder-input').fill('transcoder-0');
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('inspector-title')).toHaveText('Proxy default/transcoder-0');
+  await expect(page.getByTestId('trace-style')).toBeAttached();
+  await expect.poll(() => borderOf(GATEWAY_VS)).toBe(dim);
+  expect(await borderOf('VirtualService/default/transcoder-vsvc')).toBe(vs);
+  await page.screenshot({ path: `${SHOTS}/console-trace.png` });
+
+  // The gateway's VirtualService: its proxy and the whole chain behind it, so nothing is dimmed but the
+  // transcoder's own proxy.
+  await page.getByTestId('finder-input').fill('gateway-vsvc');
+  await page.keyboard.press('Enter');
+  await expect.poll(() => borderOf(GATEWAY_VS)).toBe(vs);
+  await expect.poll(() => borderOf('Pod/default/transcoder-0')).toBe(dim);
+
+  await page.keyboard.press('Escape');
+  await page.locator('.react-flow__pane').click({ position: { x: 5, y: 300 } });
+  await expect(page.getByTestId('trace-style')).toHaveCount(0);
+  await expect.poll(() => borderOf('Pod/default/transcoder-0')).not.toBe(dim);
+});

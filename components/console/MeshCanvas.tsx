@@ -32,6 +32,7 @@ import {
 import { overviewLayoutInput } from '@/lib/console/elkLayout';
 import { firstViewPicture } from '@/lib/console/firstViewPicture';
 import { type GraphEdge, graphHash, type MeshGraph, shareById, shareGraph } from '@/lib/console/meshGraph';
+import { pathThrough } from '@/lib/console/pathThrough';
 import { canPlaceIncrementally, placeNewNodes } from '@/lib/console/placeNewNodes';
 import type { MeshLiveState } from '@/server/controlPlane/liveState';
 import {
@@ -423,6 +424,10 @@ function Canvas(props: MeshCanvasProps) {
     const list = view ? view.edges.map(toViewEdge) : graph.edges.map(toFlowEdge);
     return selectedEdge ? list.map((e) => (e.id === selectedEdge ? { ...e, selected: true } : e)) : list;
   }, [graph, view, selectedEdge]);
+  const traceCss = useMemo(
+    () => (selectedId ? traceStyle(graph, selectedId, built, builtEdges, grouping?.groupOf) : ''),
+    [graph, selectedId, built, builtEdges, grouping],
+  );
   const [shownEdges, setShownEdges] = useState({ built: builtEdges, stable: builtEdges });
   let edges = shownEdges.stable;
   if (shownEdges.built !== builtEdges) {
@@ -581,6 +586,7 @@ function Canvas(props: MeshCanvasProps) {
         {/* At far zoom the dots are a grey haze that every pan frame repainted over the whole pane. */}
         {far ? null : <Background gap={24} />}
         <canvas ref={farCanvas} className="canvas__far" aria-hidden="true" />
+        {traceCss ? <style data-testid="trace-style">{traceCss}</style> : null}
         <Controls showInteractive={false} />
         <CanvasMiniMap boxes={miniBoxes} theme={theme} />
         {graph.nodes.length > 0 ? (
@@ -630,6 +636,45 @@ function Canvas(props: MeshCanvasProps) {
       </div>
     </div>
   );
+}
+
+/** An attribute selector list for these React Flow ids (quotes and backslashes escaped). */
+function idSelectors(ids: Iterable<string>): string {
+  return [...ids].map((id) => `[data-id="${id.replace(/["\\]/g, '\\$&')}"]`).join(',');
+}
+
+/**
+ * The style that dims what is not on the paths through the selected node (lib/console/pathThrough.ts):
+ * the other nodes' text and kind colours, the other edges' strokes. Colours, not opacity: a translucent
+ * node is a layer of its own to paint, hundreds of them on a large mesh. In the grouped view a collapsed
+ * group stays bright when one of its members is on a path. Empty when everything shown is on one.
+ */
+function traceStyle(
+  graph: MeshGraph,
+  selectedId: string,
+  shownNodes: readonly CanvasNode[],
+  shownEdges: readonly Edge[],
+  groupOf: Record<string, string> | undefined,
+): string {
+  const trace = pathThrough(graph, selectedId);
+  if (!trace) return '';
+  const dimmable = shownNodes.filter((n) => n.type === 'mesh' || n.type === 'meshGroup');
+  const shown = new Set(dimmable.map((n) => n.id));
+  const keep = new Set<string>();
+  for (const id of trace.nodes) {
+    const at = shown.has(id) ? id : groupOf?.[id];
+    if (at !== undefined && shown.has(at)) keep.add(at);
+  }
+  if (keep.size === 0 || keep.size >= shown.size) return '';
+  const edges = shownEdges.filter((e) => keep.has(e.source) && keep.has(e.target)).map((e) => e.id);
+  const nodes = idSelectors(keep);
+  return [
+    `.canvas :is(.react-flow__node-mesh, .react-flow__node-meshGroup):not(:is(${nodes})) .mesh-node {`,
+    '  --text: var(--text-muted); --kind-vs: var(--border); --kind-route: var(--border);',
+    '  --kind-target: var(--border); --kind-service: var(--border); --kind-proxy: var(--border);',
+    '}',
+    `.canvas .react-flow__edge${edges.length ? `:not(:is(${idSelectors(edges)}))` : ''} .react-flow__edge-path { stroke-opacity: 0.2; }`,
+  ].join('\n');
 }
 
 /**

@@ -4,6 +4,7 @@ import { Handle, type Node, type NodeProps, Position, useStore } from '@xyflow/r
 import { memo } from 'react';
 import type { GraphGroup } from '@/lib/console/groupGraph';
 import type { GraphNode } from '@/lib/console/meshGraph';
+import { KIND_LABEL } from './kindColors';
 import { GROUP_HEIGHT, GROUP_WIDTH } from './layoutGraph';
 import { useNodeMarks } from './nodeMarks';
 
@@ -19,15 +20,6 @@ export interface NodeLive {
  */
 export type MeshNodeData = { node: GraphNode; live?: NodeLive; waiting?: boolean; staged?: boolean };
 export type MeshFlowNode = Node<MeshNodeData, 'mesh'>;
-
-const KIND_LABEL: Record<GraphNode['kind'], string> = {
-  VirtualService: 'VS',
-  Route: 'Route',
-  Target: 'Target',
-  Service: 'Svc',
-  Proxy: 'Proxy',
-  Missing: '?',
-};
 
 /** Below this zoom a node's text is unreadable; it is drawn as a plain box (a pan paints far less). */
 export const FAR_ZOOM = 0.3;

@@ -3,18 +3,10 @@
 import { type KeyboardEvent, type Ref, useDeferredValue, useId, useMemo, useState } from 'react';
 import { findNodes } from '@/lib/console/findNodes';
 import type { GraphNode } from '@/lib/console/meshGraph';
+import { KIND_LABEL } from './kindColors';
 
 /** Matches listed at once; the footer says how many more there are. */
 const SHOWN = 12;
-
-const KIND_TAG: Record<GraphNode['kind'], string> = {
-  VirtualService: 'VS',
-  Route: 'Route',
-  Target: 'Target',
-  Service: 'Svc',
-  Proxy: 'Proxy',
-  Missing: '?',
-};
 
 export interface NodeFinderProps {
   nodes: readonly GraphNode[];
@@ -116,7 +108,7 @@ export function NodeFinder({ nodes, onPick, inputRef }: NodeFinderProps) {
                 }}
                 onMouseEnter={() => setActive(i)}
               >
-                <span className="finder__kind">{KIND_TAG[n.kind]}</span>
+                <span className="finder__kind">{KIND_LABEL[n.kind]}</span>
                 <span className="finder__name">
                   {n.name}
                   <span className="finder__ns"> {n.namespace}</span>

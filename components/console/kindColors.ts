@@ -10,6 +10,16 @@ export const KIND_VAR: Record<GraphNode['kind'], string> = {
   Missing: '--bad',
 };
 
+/** The short kind name a node (and a finder match) is labelled with. */
+export const KIND_LABEL: Record<GraphNode['kind'], string> = {
+  VirtualService: 'VS',
+  Route: 'Route',
+  Target: 'Target',
+  Service: 'Svc',
+  Proxy: 'Proxy',
+  Missing: '?',
+};
+
 /** A theme colour by variable name, as a canvas fill or stroke style. */
 export type Palette = (name: string) => string;
 

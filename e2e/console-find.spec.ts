@@ -115,3 +115,19 @@ test('a selected node keeps the paths through it bright and dims the rest; no se
   await expect(page.getByTestId('trace-style')).toHaveCount(0);
   await expect.poll(() => borderOf('Pod/default/transcoder-0')).not.toBe(dim);
 });
+
+test('with nothing selected the Inspector sums the draft up and links to what needs attention', async ({
+  page,
+}) => {
+  await openConsole(page, GATEWAY_VS);
+  const summary = page.getByTestId('mesh-summary');
+  await expect(summary).toBeVisible();
+  await expect(page.getByTestId('summary-kind-Proxy')).toHaveText('2 proxies');
+  await expect(page.getByTestId('summary-diagnostics')).toHaveText('0 errors · 5 warnings · 0 infos');
+  await expect(page.getByTestId('summary-proxies')).toHaveText('Running: 2 proxies (2 in sync)');
+  await page.screenshot({ path: `${SHOTS}/console-summary.png` });
+  // The seed's dialect warnings sit on the two VirtualServices it writes.
+  await page.getByTestId(`summary-go-${GATEWAY_VS}`).click();
+  await expect(page.getByTestId('inspector-title')).toHaveText('VirtualService default/gateway-vsvc');
+  await expect(summary).toHaveCount(0);
+});

@@ -446,6 +446,7 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
               live={live}
               run={run}
               onSelect={setSelected}
+              onFind={pickNode}
               onShowYaml={showYaml}
               onPreview={(id) => {
                 setPreviewProxy(id);

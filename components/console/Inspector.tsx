@@ -10,6 +10,7 @@ import { meshJsonSchema, type SchemaKind, SCHEMA_KINDS } from '@/lib/model/jsonS
 import { formatFieldPath } from '@/lib/model/fieldPath';
 import type { Diagnostic } from '@/lib/model/diagnostic';
 import type { MeshLiveState } from '@/server/controlPlane/liveState';
+import { MeshSummaryPanel } from './MeshSummaryPanel';
 import { proxyTone } from './nodeLive';
 import { ProbePanel } from './ProbePanel';
 import { SchemaForm } from './SchemaForm';
@@ -34,6 +35,8 @@ export interface InspectorProps {
   onPreview(proxyId: string): void;
   /** Why a probe cannot be sent (no session), if it cannot. */
   probeDisabledReason?: string;
+  /** Goes to a node on the canvas (selects and centres it): the summary's links. */
+  onFind?(nodeId: string): void;
 }
 
 /** The selected node's object as a form generated from its schema, with its diagnostics inline. */
@@ -47,6 +50,7 @@ export function Inspector({
   onShowYaml,
   onPreview,
   probeDisabledReason,
+  onFind,
 }: InspectorProps) {
   const node = compilation.graph.nodes.find((n) => n.id === selectedId);
   const key = node?.object?.key;
@@ -62,13 +66,7 @@ export function Inspector({
         )
       : new Map<string, Diagnostic[]>();
 
-  if (!node)
-    return (
-      <div className="empty-state" data-testid="inspector-empty">
-        <p>Nothing selected.</p>
-        <p>Select a node on the canvas, or add an object from the palette.</p>
-      </div>
-    );
+  if (!node) return <MeshSummaryPanel compilation={compilation} live={live} onFind={onFind ?? onSelect} />;
 
   if (node.kind === 'Missing') {
     const create = (kind: PaletteKind) =>

@@ -1,0 +1,119 @@
+'use client';
+
+import type { DraftCompilation } from '@/lib/console/compileDraft';
+import { meshSummary } from '@/lib/console/meshSummary';
+import type { MeshLiveState } from '@/server/controlPlane/liveState';
+import { KIND_LABEL } from './kindColors';
+import { proxyTone } from './nodeLive';
+
+/** "1 error", "2 errors". */
+const count = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+const KIND_PLURAL: Record<string, string> = {
+  VirtualService: 'VirtualServices',
+  Route: 'Routes',
+  Target: 'Targets',
+  Service: 'Services',
+  Proxy: 'proxies',
+  Missing: 'missing references',
+};
+
+/**
+ * The Inspector with nothing selected: what to do, the draft at a glance (objects per kind, diagnostics,
+ * the proxies' live state) and the objects with errors or warnings, each a link to it on the canvas.
+ */
+export function MeshSummaryPanel({
+  compilation,
+  live,
+  onFind,
+}: {
+  compilation: DraftCompilation;
+  live: MeshLiveState | null | undefined;
+  onFind(nodeId: string): void;
+}) {
+  const s = meshSummary(compilation.graph, compilation.diagnostics);
+  const tones = { ok: 0, busy: 0, bad: 0 } as Record<string, number>;
+  for (const p of Object.values(live?.proxies ?? {}))
+    tones[proxyTone(p).tone] = (tones[proxyTone(p).tone] ?? 0) + 1;
+  const running = Object.keys(live?.proxies ?? {}).length;
+  return (
+    <div className="empty-state mesh-summary" data-testid="inspector-empty">
+      <p>Nothing selected.</p>
+      <p>
+        Select a node on the canvas, find one with <kbd>/</kbd>, or add an object from the palette.
+      </p>
+      {s.kinds.length > 0 ? (
+        <section aria-label="This draft" data-testid="mesh-summary">
+          <h3>This draft</h3>
+          <ul className="mesh-summary__kinds">
+            {s.kinds.map((k) => (
+              <li key={k.kind} data-testid={`summary-kind-${k.kind}`}>
+                <span className={`mesh-summary__count mesh-summary__count--${k.kind.toLowerCase()}`}>
+                  {k.count}
+                </span>{' '}
+                {k.count === 1 ? k.kind.replace('Proxy', 'proxy') : KIND_PLURAL[k.kind]}
+                {k.generated > 0 ? (
+                  <span className="mesh-summary__note"> ({k.generated} generated)</span>
+                ) : null}
+              </li>
+            ))}
+          </ul>
+          <p data-testid="summary-diagnostics">
+            <span className={s.errors ? 'tone-bad' : undefined}>{count(s.errors, 'error')}</span> ·{' '}
+            <span className={s.warnings ? 'mesh-summary__warn' : undefined}>
+              {count(s.warnings, 'warning')}
+            </span>{' '}
+            · {count(s.infos, 'info')}
+          </p>
+          {live ? (
+            <p data-testid="summary-proxies">
+              Running: {running} {running === 1 ? 'proxy' : 'proxies'}
+              {running > 0 ? (
+                <>
+                  {' '}
+                  (<span className="tone-ok">{tones.ok} in sync</span>
+                  {tones.busy ? <>, {tones.busy} pushing</> : null}
+                  {tones.bad ? (
+                    <>
+                      , <span className="tone-bad">{tones.bad} failed or unreachable</span>
+                    </>
+                  ) : null}
+                  )
+                </>
+              ) : null}
+            </p>
+          ) : null}
+          {s.attention.length > 0 ? (
+            <>
+              <h3>
+                Needs attention
+                {s.attentionTotal > s.attention.length
+                  ? ` (${s.attention.length} of ${s.attentionTotal})`
+                  : ''}
+              </h3>
+              <ul className="mesh-summary__attention">
+                {s.attention.map((a) => (
+                  <li key={a.id}>
+                    <button
+                      type="button"
+                      className="link-button"
+                      onClick={() => onFind(a.id)}
+                      data-testid={`summary-go-${a.id}`}
+                    >
+                      {KIND_LABEL[a.kind]} {a.namespace}/{a.name}
+                    </button>{' '}
+                    {a.errors > 0 ? <span className="tone-bad">{count(a.errors, 'error')}</span> : null}
+                    {a.errors > 0 && a.warnings > 0 ? ', ' : null}
+                    {a.warnings > 0 ? (
+                      <span className="mesh-summary__warn">{count(a.warnings, 'warning')}</span>
+                    ) : null}
+                  </li>
+                ))}
+              </ul>
+            </>
+          ) : null}
+        </section>
+      ) : null}
+    </div>
+  );
+}

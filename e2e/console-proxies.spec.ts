@@ -68,3 +68,54 @@ test("a probe's sessions: the transcoder lists its session, the gateway says why
   await tcToggle.click();
   await expect(rows).toHaveCount(0);
 });
+
+test('the proxies page filters by words and by sync state, and links each proxy to its place on the canvas', async ({
+  page,
+}) => {
+  await page.goto('/?token=e2e-token');
+  await expect(page.getByTestId('session-status')).toHaveText('signed in');
+  await page.goto('/proxies');
+  const gateway = page.getByTestId('proxy-row-default/gateway-0');
+  const transcoder = page.getByTestId('proxy-row-default/transcoder-0');
+  await expect(gateway).toContainText('SYNCED', { timeout: 30_000 });
+  await expect(transcoder).toContainText('SYNCED', { timeout: 30_000 });
+  await expect(page.getByTestId('proxies-count')).toHaveText('2 proxies · 2 in sync');
+
+  const filter = page.getByTestId('proxies-filter');
+  await filter.fill('TRANSCODER');
+  await expect(gateway).toHaveCount(0);
+  await expect(transcoder).toBeVisible();
+  await expect(page.getByTestId('proxies-count')).toHaveText('1 of 2 proxies · 2 in sync');
+  await filter.fill('127.0.0.10 gateway');
+  await expect(gateway).toBeVisible();
+  await expect(transcoder).toHaveCount(0);
+  // Both in sync: "only not in sync" leaves none, and says so.
+  await filter.fill('');
+  await page.getByTestId('proxies-not-in-sync').check();
+  await expect(page.getByTestId('proxies-none-match')).toHaveText('No proxy matches the filter.');
+  await expect(page.getByTestId('proxies-table')).toBeHidden();
+  await page.getByTestId('proxies-not-in-sync').uncheck();
+  await expect(transcoder).toBeVisible();
+
+  // "on the canvas": the console opens with the proxy selected, centred, and the paths it runs bright.
+  await page.getByTestId('proxy-canvas-default/transcoder-0').click();
+  await expect(page.getByTestId('inspector-title')).toHaveText('Proxy default/transcoder-0', {
+    timeout: 30_000,
+  });
+  await expect(page.getByTestId('trace-style')).toBeAttached();
+  const node = page.getByTestId('node-Pod/default/transcoder-0');
+  await expect
+    .poll(
+      async () => {
+        const pane = await page.locator('.react-flow').boundingBox();
+        const box = await node.boundingBox();
+        if (!pane || !box) return 'not on the page';
+        const dx = Math.abs(box.x + box.width / 2 - (pane.x + pane.width / 2));
+        return dx < pane.width / 4 && box.width > 120
+          ? 'centred'
+          : `${Math.round(dx)} px off, ${Math.round(box.width)} px wide`;
+      },
+      { timeout: 10_000 },
+    )
+    .toBe('centred');
+});

@@ -40,11 +40,13 @@ const TABS: [Tab, string][] = [
 ];
 
 /** Deep-linkable view state, kept in the address's hash: `#node=...&tab=yaml&file=...&proxy=...`. */
-function readHash(): { node?: string; tab?: Tab; file?: string; proxy?: string } {
+function readHash(): { node?: string; focus?: boolean; tab?: Tab; file?: string; proxy?: string } {
   const h = new URLSearchParams(window.location.hash.slice(1));
   const tab = h.get('tab');
   return {
     node: h.get('node') ?? undefined,
+    // `focus=1` (a link from the proxies page) also centres the node; a plain deep link keeps the fit.
+    focus: h.get('focus') === '1',
     tab: tab === 'yaml' || tab === 'preview' || tab === 'inspector' ? tab : undefined,
     file: h.get('file') ?? undefined,
     proxy: h.get('proxy') ?? undefined,
@@ -183,6 +185,7 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
     const h = readHash();
     // eslint-disable-next-line react-hooks/set-state-in-effect
     if (h.node) setSelected(h.node);
+    if (h.node && h.focus) setNodeFocus({ nodeId: h.node, seq: Date.now() });
     if (h.tab) setTab(h.tab);
     if (h.file) setYamlFile(h.file);
     if (h.proxy) setPreviewProxy(h.proxy);

@@ -3,6 +3,8 @@
 import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { Fragment, useEffect, useId, useState } from 'react';
+import { proxyNodeId } from '@/lib/console/nodeIds';
+import { filterProxies, syncCounts } from '@/lib/console/proxyFilter';
 import { formatAgo, sessionsSummary } from '@/lib/console/proxySessions';
 import type { ProxyLiveState } from '@/server/controlPlane/liveState';
 import { errorMessage } from './api';
@@ -39,7 +41,11 @@ export function ProxiesPage() {
       if (!next.delete(id)) next.add(id);
       return next;
     });
-  const proxies = Object.values(live.data?.proxies ?? {}).sort((a, b) => (a.id < b.id ? -1 : 1));
+  const [text, setText] = useState('');
+  const [notInSync, setNotInSync] = useState(false);
+  const all = Object.values(live.data?.proxies ?? {}).sort((a, b) => (a.id < b.id ? -1 : 1));
+  const proxies = filterProxies(all, { text, notInSync });
+  const counts = syncCounts(all);
   return (
     <div className="proxies-page">
       <header className="proxies-page__head">
@@ -67,99 +73,147 @@ export function ProxiesPage() {
             prints.
           </p>
         </div>
-      ) : proxies.length === 0 ? (
+      ) : all.length === 0 ? (
         <p className="empty-state">The mesh has no proxies (Pods labelled msm.l7mp.io/proxy).</p>
       ) : (
-        <table className="proxies-table" data-testid="proxies-table">
-          <caption>
-            Mesh {live.data?.mesh.source} · state version {live.data?.version}
-          </caption>
-          <colgroup>
-            <col className="w-proxy" />
-            <col className="w-short" />
-            <col className="w-short" />
-            <col className="w-short" />
-            <col className="w-text" />
-            <col className="w-text" />
-            <col className="w-num" />
-            <col className="w-num" />
-            <col className="w-num" />
-            <col className="w-num" />
-            <col className="w-num" />
-            <col />
-          </colgroup>
-          <thead>
-            <tr>
-              <th scope="col">Proxy</th>
-              <th scope="col">Role</th>
-              <th scope="col">Address</th>
-              <th scope="col">Sync</th>
-              <th scope="col">Last push</th>
-              <th scope="col">Errors</th>
-              <th scope="col">Listeners</th>
-              <th scope="col">Clusters</th>
-              <th scope="col">Endpoints</th>
-              <th scope="col">Sessions</th>
-              <th scope="col">Restarts</th>
-              <th scope="col">xDS</th>
-            </tr>
-          </thead>
-          <tbody>
-            {proxies.map((p) => {
-              const tone = proxyTone(p);
-              const endpoints = p.clusters.reduce((n, c) => n + c.endpoints.length, 0);
-              const open = expanded.has(p.id);
-              const listId = `${idBase}-sessions-${p.id}`;
-              return (
-                <Fragment key={p.id}>
-                  <tr data-testid={`proxy-row-${p.id}`}>
-                    <th scope="row">{p.id}</th>
-                    <td>{p.role}</td>
-                    <td>{p.address}</td>
-                    <td className={`tone-${tone.tone}`}>{p.inSync ? 'SYNCED' : p.phase.toUpperCase()}</td>
-                    <td>
-                      {p.lastPush
-                        ? `${formatAgo(p.lastPush.at, now)} · ${p.lastPush.operations} ops · ${p.lastPush.durationMs} ms`
-                        : '–'}
-                    </td>
-                    <td className={p.lastPush?.failed ? 'tone-bad' : ''}>
-                      {p.lastPush?.failed
-                        ? `${p.lastPush.failed.op ? `${p.lastPush.failed.op.method} ${p.lastPush.failed.op.path}: ` : ''}${p.lastPush.failed.message}`
-                        : p.reachable === false
-                          ? 'unreachable'
-                          : ''}
-                    </td>
-                    <td>{p.listeners.length}</td>
-                    <td>{p.clusters.length}</td>
-                    <td>{endpoints}</td>
-                    <td title={p.sessions.available ? undefined : p.sessions.reason}>
-                      {p.apiUrl ? (
-                        <SessionsToggle
-                          proxy={p}
-                          summary={sessionsSummary(p)}
-                          expanded={open}
-                          controls={listId}
-                          onToggle={() => toggle(p.id)}
-                        />
-                      ) : (
-                        sessionsSummary(p)
-                      )}
-                    </td>
-                    <td>{p.counters.restarts}</td>
-                    <td>{xdsText(p)}</td>
-                  </tr>
-                  {open ? (
-                    <tr className="proxies-table__detail">
-                      <td colSpan={12}>
-                        <SessionsList proxy={p} now={now} id={listId} />
+        <>
+          <div className="proxies-page__filter" role="search">
+            <input
+              type="search"
+              aria-label="Filter proxies by name, address or role"
+              placeholder="Filter by name, address or role"
+              value={text}
+              onChange={(e) => setText(e.target.value)}
+              data-testid="proxies-filter"
+            />
+            <label>
+              <input
+                type="checkbox"
+                checked={notInSync}
+                onChange={(e) => setNotInSync(e.target.checked)}
+                data-testid="proxies-not-in-sync"
+              />{' '}
+              only not in sync
+            </label>
+            <span role="status" data-testid="proxies-count">
+              {proxies.length === all.length
+                ? `${all.length} proxies`
+                : `${proxies.length} of ${all.length} proxies`}{' '}
+              · <span className="tone-ok">{counts.inSync} in sync</span>
+              {counts.notInSync > 0 ? (
+                <>
+                  {' '}
+                  · <span className="tone-bad">{counts.notInSync} not</span>
+                </>
+              ) : null}
+            </span>
+          </div>
+          {proxies.length === 0 ? (
+            <p className="empty-state" data-testid="proxies-none-match">
+              No proxy matches the filter.
+            </p>
+          ) : null}
+          <table className="proxies-table" data-testid="proxies-table" hidden={proxies.length === 0}>
+            <caption>
+              Mesh {live.data?.mesh.source} · state version {live.data?.version}
+            </caption>
+            <colgroup>
+              <col className="w-proxy" />
+              <col className="w-short" />
+              <col className="w-short" />
+              <col className="w-short" />
+              <col className="w-text" />
+              <col className="w-text" />
+              <col className="w-num" />
+              <col className="w-num" />
+              <col className="w-num" />
+              <col className="w-num" />
+              <col className="w-num" />
+              <col />
+            </colgroup>
+            <thead>
+              <tr>
+                <th scope="col">Proxy</th>
+                <th scope="col">Role</th>
+                <th scope="col">Address</th>
+                <th scope="col">Sync</th>
+                <th scope="col">Last push</th>
+                <th scope="col">Errors</th>
+                <th scope="col">Listeners</th>
+                <th scope="col">Clusters</th>
+                <th scope="col">Endpoints</th>
+                <th scope="col">Sessions</th>
+                <th scope="col">Restarts</th>
+                <th scope="col">xDS</th>
+              </tr>
+            </thead>
+            <tbody>
+              {proxies.map((p) => {
+                const tone = proxyTone(p);
+                const endpoints = p.clusters.reduce((n, c) => n + c.endpoints.length, 0);
+                const open = expanded.has(p.id);
+                const listId = `${idBase}-sessions-${p.id}`;
+                return (
+                  <Fragment key={p.id}>
+                    <tr data-testid={`proxy-row-${p.id}`}>
+                      <th scope="row">
+                        {p.id}{' '}
+                        <Link
+                          className="proxies-table__canvas"
+                          href={`/#node=${encodeURIComponent(proxyNodeId(p.id))}&focus=1`}
+                          title="Show this proxy on the canvas, with the paths it runs"
+                          data-testid={`proxy-canvas-${p.id}`}
+                        >
+                          on the canvas
+                        </Link>
+                      </th>
+                      <td>{p.role}</td>
+                      <td>{p.address}</td>
+                      <td className={`tone-${tone.tone}`}>{p.inSync ? 'SYNCED' : p.phase.toUpperCase()}</td>
+                      <td>
+                        {p.lastPush
+                          ? `${formatAgo(p.lastPush.at, now)} · ${p.lastPush.operations} ops · ${p.lastPush.durationMs} ms`
+                          : '–'}
                       </td>
+                      <td className={p.lastPush?.failed ? 'tone-bad' : ''}>
+                        {p.lastPush?.failed
+                          ? `${p.lastPush.failed.op ? `${p.lastPush.failed.op.method} ${p.lastPush.failed.op.path}: ` : ''}${p.lastPush.failed.message}`
+                          : p.reachable === false
+                            ? 'unreachable'
+                            : ''}
+                      </td>
+                      <td>{p.listeners.length}</td>
+                      <td>{p.clusters.length}</td>
+                      <td>{endpoints}</td>
+                      <td title={p.sessions.available ? undefined : p.sessions.reason}>
+                        {p.apiUrl ? (
+                          <SessionsToggle
+                            proxy={p}
+                            summary={sessionsSummary(p)}
+                            expanded={open}
+                            controls={listId}
+                            onToggle={() => toggle(p.id)}
+                          />
+                        ) : (
+                          sessionsSummary(p)
+                        )}
+                      </td>
+                      <td>{p.counters.restarts}</td>
+                      <td>{xdsText(p)}</td>
                     </tr>
-                  ) : null}
-                </Fragment>
-              );
-            })}
-          </tbody>
-        </table>
+                    {open ? (
+                      <tr className="proxies-table__detail">
+                        <td colSpan={12}>
+                          <SessionsList proxy={p} now={now} id={listId} />
+                        </td>
+                      </tr>
+                    ) : null}
+                  </Fragment>
+                );
+              })}
+            </tbody>
+          </table>
+        </>
       )}
     </div>
   );

@@ -10,7 +10,7 @@ import { syntheticDraft } from '../bench/syntheticMesh';
 import type { DraftDoc } from '../lib/console/draftDoc';
 import { draftFirstView } from '../lib/console/draftFirstView';
 import type { FirstViewPicture } from '../lib/console/firstViewPicture';
-import { guardPage, openConsole, putDraft, resetDraft, SHOTS } from './consoleHelpers';
+import { centring, guardPage, openConsole, putDraft, resetDraft, SHOTS } from './consoleHelpers';
 
 const GATEWAY = 'VirtualService/default/gateway-vsvc';
 const GATEWAY_ROUTE = `${GATEWAY}#spec.rules[0].action.route`;
@@ -163,21 +163,8 @@ test('a 2,000-node draft opens grouped by service; a click expands a group into 
     await expect(page.getByTestId('inspector-title')).toHaveText('Route default/route-321');
     // Centred and readable (the pane's middle half, a node's width at zoom 0.9), not only somewhere in
     // a view of the whole graph.
-    const found = page.getByTestId('node-Route/default/route-321');
     await expect
-      .poll(
-        async () => {
-          const pane = await page.locator('.react-flow').boundingBox();
-          const box = await found.boundingBox();
-          if (!pane || !box) return 'not on the page';
-          const dx = Math.abs(box.x + box.width / 2 - (pane.x + pane.width / 2));
-          const dy = Math.abs(box.y + box.height / 2 - (pane.y + pane.height / 2));
-          return dx < pane.width / 4 && dy < pane.height / 4 && box.width > 120
-            ? 'centred'
-            : `${Math.round(dx)}, ${Math.round(dy)} px off the centre, ${Math.round(box.width)} px wide`;
-        },
-        { timeout: 10_000 },
-      )
+      .poll(() => centring(page, page.getByTestId('node-Route/default/route-321')), { timeout: 10_000 })
       .toBe('centred');
     await page.screenshot({ path: `${SHOTS}/console-large-found.png` });
   } finally {

@@ -3,7 +3,7 @@
  * through the gateway, each l7mp proxy's sessions list shows what l7mp reports.
  */
 import { expect, test } from '@playwright/test';
-import { guardPage, SHOTS } from './consoleHelpers';
+import { centring, guardPage, SHOTS } from './consoleHelpers';
 
 guardPage();
 
@@ -103,19 +103,7 @@ test('the proxies page filters by words and by sync state, and links each proxy 
     timeout: 30_000,
   });
   await expect(page.getByTestId('trace-style')).toBeAttached();
-  const node = page.getByTestId('node-Pod/default/transcoder-0');
   await expect
-    .poll(
-      async () => {
-        const pane = await page.locator('.react-flow').boundingBox();
-        const box = await node.boundingBox();
-        if (!pane || !box) return 'not on the page';
-        const dx = Math.abs(box.x + box.width / 2 - (pane.x + pane.width / 2));
-        return dx < pane.width / 4 && box.width > 120
-          ? 'centred'
-          : `${Math.round(dx)} px off, ${Math.round(box.width)} px wide`;
-      },
-      { timeout: 10_000 },
-    )
+    .poll(() => centring(page, page.getByTestId('node-Pod/default/transcoder-0')), { timeout: 10_000 })
     .toBe('centred');
 });

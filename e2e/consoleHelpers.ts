@@ -2,7 +2,7 @@
  * Shared by the console's browser tests that run on scripts/e2e-server.sh (seed Example 1, token
  * e2e-token): sign-in with a fresh draft, and the checks every test ends with.
  */
-import { expect, type Page, test } from '@playwright/test';
+import { expect, type Locator, type Page, test } from '@playwright/test';
 import type { DraftDoc } from '../lib/console/draftDoc';
 
 export const ORIGIN = 'http://127.0.0.1:3100';
@@ -96,4 +96,19 @@ export function recordDraftRequests(page: Page): { stop(): string[] } {
       return seen;
     },
   };
+}
+
+/**
+ * Where a node is on the canvas, to poll for: 'centred' when it is in the pane's middle half at a
+ * readable zoom (wider than 120 px: a node is 184 px at zoom 1), else how far off and how wide it is.
+ */
+export async function centring(page: Page, node: Locator): Promise<string> {
+  const pane = await page.locator('.react-flow').boundingBox();
+  const box = await node.boundingBox();
+  if (!pane || !box) return 'not on the page';
+  const dx = Math.abs(box.x + box.width / 2 - (pane.x + pane.width / 2));
+  const dy = Math.abs(box.y + box.height / 2 - (pane.y + pane.height / 2));
+  return dx < pane.width / 4 && dy < pane.height / 4 && box.width > 120
+    ? 'centred'
+    : `${Math.round(dx)}, ${Math.round(dy)} px off the centre, ${Math.round(box.width)} px wide`;
 }

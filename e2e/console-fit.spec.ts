@@ -2,9 +2,9 @@
  * The console fits a laptop's window: at 1280x720 and 1024x720 every toolbar control is on screen and
  * its text is whole, and the side panel never needs a horizontal scroll, neither with a canary split in
  * the Inspector (sliders, values, locks, the form's nested fields) nor in the Preview (proxy and target
- * pickers). At 1280 the status texts were cut ("Saved (r…", the user's name) and the split's lock boxes
- * and the Preview's second picker hung past the panel's edge; at 1024 the last toolbar buttons were out
- * of reach.
+ * pickers), and the canvas's finder stays clear of its grouping buttons. At 1280 the status texts were
+ * cut ("Saved (r…", the user's name) and the split's lock boxes and the Preview's second picker hung
+ * past the panel's edge; at 1024 the last toolbar buttons were out of reach.
  */
 import { expect, type Page, test } from '@playwright/test';
 import { guardPage, openConsole, SHOTS } from './consoleHelpers';
@@ -55,6 +55,10 @@ for (const [width, height] of [
     await expect(page.getByTestId('save-status')).toBeInViewport({ ratio: 1 });
     await expect(page.getByTestId('session-user')).toHaveText('local-admin');
     await expect(page.getByRole('button', { name: 'Keyboard shortcuts' })).toBeInViewport({ ratio: 1 });
+    // The finder (top left on the canvas) ends before the node count and grouping buttons (top right).
+    const finder = (await page.getByTestId('finder').boundingBox())!;
+    const grouping = (await page.getByTestId('grouping-panel').boundingBox())!;
+    expect(finder.x + finder.width).toBeLessThanOrEqual(grouping.x);
 
     await page.getByTestId('import').click();
     await page.getByTestId('example-canary').click();

@@ -70,7 +70,7 @@ export function NodeFinder({ nodes, onPick, inputRef }: NodeFinderProps) {
         aria-controls={listId}
         aria-autocomplete="list"
         aria-activedescendant={shown && found.nodes[current] ? `${listId}-${current}` : undefined}
-        placeholder="Find an object   /"
+        placeholder="Find… (/)"
         autoComplete="off"
         spellCheck={false}
         value={query}

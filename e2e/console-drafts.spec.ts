@@ -62,6 +62,14 @@ test('a named draft keeps its edits apart, survives a reload, shows its own chan
   expect(asked).toHaveLength(1);
   expect(asked[0]).toMatch(/^\?draft=[a-z0-9-]+&parsed=1$/);
 
+  // To the proxies page and back: still this draft, not the main one.
+  await page.getByTestId('proxies-link').click();
+  await expect(page).toHaveURL(/\/proxies\?draft=canary-\d+/);
+  await page.getByTestId('back-to-console').click();
+  await expect(page).toHaveURL(/\/\?draft=canary-\d+/);
+  await expect(page.getByTestId('draft-select').locator('option:checked')).toHaveText(name);
+  await expect(page.getByTestId(`node-${GATEWAY_VS}`)).toContainText('udp :9011');
+
   // Its Commit / PR panel shows its own change against its base commit.
   await page.getByTestId('gitops-open').click();
   const panel = page.getByTestId('gitops-panel');

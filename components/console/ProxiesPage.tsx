@@ -8,6 +8,7 @@ import { filterProxies, syncCounts } from '@/lib/console/proxyFilter';
 import { formatAgo, sessionsSummary } from '@/lib/console/proxySessions';
 import type { ProxyLiveState } from '@/server/controlPlane/liveState';
 import { errorMessage } from './api';
+import { draftIdFromLocation, MAIN_DRAFT_ID, withDraft } from './draftId';
 import { proxyTone } from './nodeLive';
 import { SessionsList, SessionsToggle } from './ProxySessions';
 import { liveStateQuery } from './queries';
@@ -41,6 +42,14 @@ export function ProxiesPage() {
       if (!next.delete(id)) next.add(id);
       return next;
     });
+  // The draft the console was on (the toolbar's link says it): back to the console goes back to it.
+  const [draftId, setDraftId] = useState(MAIN_DRAFT_ID);
+  useEffect(() => {
+    // The address is only readable in the browser, after hydration.
+    // eslint-disable-next-line react-hooks/set-state-in-effect
+    setDraftId(draftIdFromLocation(window.location.search));
+  }, []);
+  const consoleHref = withDraft('/', draftId);
   const [text, setText] = useState('');
   const [notInSync, setNotInSync] = useState(false);
   const all = Object.values(live.data?.proxies ?? {}).sort((a, b) => (a.id < b.id ? -1 : 1));
@@ -57,7 +66,9 @@ export function ProxiesPage() {
         >
           {live.data === null ? 'no control plane' : connection === 'open' ? 'live' : connection}
         </span>
-        <Link href="/">Back to the console</Link>
+        <Link href={consoleHref} data-testid="back-to-console">
+          Back to the console
+        </Link>
       </header>
       {live.isPending ? (
         <p className="empty-state">Reading the live state…</p>
@@ -160,7 +171,7 @@ export function ProxiesPage() {
                         {p.id}{' '}
                         <Link
                           className="proxies-table__canvas"
-                          href={`/#node=${encodeURIComponent(proxyNodeId(p.id))}&focus=1`}
+                          href={`${consoleHref}#node=${encodeURIComponent(proxyNodeId(p.id))}&focus=1`}
                           title="Show this proxy on the canvas, with the paths it runs"
                           data-testid={`proxy-canvas-${p.id}`}
                         >

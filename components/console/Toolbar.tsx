@@ -3,6 +3,7 @@
 import Link from 'next/link';
 import { useState } from 'react';
 import type { ApplyState } from './ApplyPanel';
+import { withDraft } from './draftId';
 import { DraftSwitcher } from './DraftSwitcher';
 import { GitOpsPanel } from './GitOpsPanel';
 import { SessionUser } from './SessionUser';
@@ -188,7 +189,7 @@ export function Toolbar(p: ToolbarProps) {
           Sign out
         </button>
       ) : null}
-      <Link href="/proxies" className="toolbar__link">
+      <Link href={withDraft('/proxies', p.draftId)} className="toolbar__link" data-testid="proxies-link">
         Proxies
       </Link>
       <button

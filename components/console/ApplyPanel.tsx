@@ -21,6 +21,8 @@ interface ApplyResult {
   deleted: string[];
   proxies: AppliedProxy[];
   timedOut?: boolean;
+  /** The apply's record in the history (GET /api/applies/<id>), when one was kept. */
+  historyId?: number;
 }
 
 export type ApplyState =
@@ -77,11 +79,14 @@ export function ApplyPanel({
   live,
   onForce,
   onClose,
+  onHistory,
 }: {
   state: ApplyState;
   live: MeshLiveState | null | undefined;
   onForce(): void;
   onClose(): void;
+  /** Opens the apply history on an apply. */
+  onHistory?(id: number): void;
 }) {
   if (state.phase === 'idle') return null;
   const liveRows = Object.values(live?.proxies ?? {}).sort((a, b) => (a.id < b.id ? -1 : 1));
@@ -144,6 +149,16 @@ export function ApplyPanel({
               ))}
             </tbody>
           </table>
+          {state.result.historyId !== undefined && onHistory ? (
+            <button
+              type="button"
+              className="link-button"
+              onClick={() => onHistory(state.result.historyId!)}
+              data-testid="apply-history-link"
+            >
+              Apply #{state.result.historyId} in the history
+            </button>
+          ) : null}
         </>
       ) : null}
       {state.phase === 'failed' ? (

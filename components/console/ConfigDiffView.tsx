@@ -31,7 +31,7 @@ export function ConfigDiffView({ diff, mode, before, after, noDifferences }: Con
       {diff.sections
         .filter((s) => s.added > 0 || s.removed > 0)
         .map((s) => (
-          <Section key={s.kind} section={s} mode={mode} before={before} after={after} />
+          <DiffSectionView key={s.kind} section={s} mode={mode} before={before} after={after} />
         ))}
       {equal.length > 0 ? (
         <p className="diff-equal" data-testid="diff-equal">
@@ -42,23 +42,27 @@ export function ConfigDiffView({ diff, mode, before, after, noDifferences }: Con
   );
 }
 
-function Section({
+/** One section of a diff (a kind of object, or a file) as unified or side-by-side lines. */
+export function DiffSectionView({
   section,
   mode,
   before,
   after,
+  badge,
 }: {
   section: DiffSection;
   mode: DiffMode;
   before: string;
   after: string;
+  /** A word after the title, e.g. a file's "added". */
+  badge?: string;
 }) {
   const unified = useMemo(() => (mode === 'unified' ? unifiedRows(section.ops) : []), [mode, section.ops]);
   const split = useMemo(() => (mode === 'split' ? sideBySideRows(section.ops) : []), [mode, section.ops]);
   return (
     <section className="diff-section" data-testid={`diff-section-${section.kind}`}>
       <h4 className="diff-section__title">
-        {section.kind}{' '}
+        {section.kind} {badge ? <span className="diff-badge">{badge}</span> : null}{' '}
         <span className="diff-count diff-count--add" title={`lines only in the ${after}`}>
           +{section.added}
         </span>{' '}

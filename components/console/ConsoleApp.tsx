@@ -14,6 +14,7 @@ import { ApplyPanel, useApply } from './ApplyPanel';
 import { ClusterApplyPanel, clusterToolbarState, useClusterApply } from './ClusterApplyPanel';
 import { DiagnosticsList } from './DiagnosticsList';
 import { DraftIdContext, draftIdFromLocation, DraftIdKnownContext, MAIN_DRAFT_ID } from './draftId';
+import { HistoryDialog } from './HistoryDialog';
 import { ImportDialog } from './ImportDialog';
 import { Inspector } from './Inspector';
 import { MeshCanvas, type MeshCanvasProps } from './MeshCanvas';
@@ -40,10 +41,22 @@ const TABS: [Tab, string][] = [
 ];
 
 /** Deep-linkable view state, kept in the address's hash: `#node=...&tab=yaml&file=...&proxy=...`. */
-function readHash(): { node?: string; focus?: boolean; tab?: Tab; file?: string; proxy?: string } {
+function readHash(): {
+  node?: string;
+  focus?: boolean;
+  tab?: Tab;
+  file?: string;
+  proxy?: string;
+  /** `history` (the newest apply) or `history=<id>`: the apply history open on that apply. */
+  history?: number | 'newest';
+} {
   const h = new URLSearchParams(window.location.hash.slice(1));
   const tab = h.get('tab');
+  const history = h.get('history');
+  const historyId = Number(history);
   return {
+    history:
+      history === null ? undefined : Number.isSafeInteger(historyId) && historyId > 0 ? historyId : 'newest',
     node: h.get('node') ?? undefined,
     // `focus=1` (a link from the proxies page) also centres the node; a plain deep link keeps the fit.
     focus: h.get('focus') === '1',
@@ -116,7 +129,13 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
   const [nodeFocus, setNodeFocus] = useState<{ nodeId: string; seq: number } | undefined>();
   const [fieldFocus, setFieldFocus] = useState<{ path: string; seq: number } | undefined>();
   const [reveal, setReveal] = useState<{ file: string; line: number; seq: number } | undefined>();
-  const [dialog, setDialog] = useState<'import' | 'help' | undefined>();
+  const [dialog, setDialog] = useState<'import' | 'help' | 'history' | undefined>();
+  /** The apply the history shows (undefined: the newest). */
+  const [historyId, setHistoryId] = useState<number | undefined>();
+  const openHistory = useCallback((id?: number) => {
+    setHistoryId(id);
+    setDialog('history');
+  }, []);
   const [toast, setToast] = useState<string | undefined>();
 
   // Typing stays responsive on big meshes: the canvas follows the latest draft React can afford.
@@ -160,6 +179,11 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
   // Kubernetes mode applies to the cluster (dry-run review, RBAC) instead of the mesh directory.
   const clusterApply = useClusterApply(draft.flush, draftId);
   const onCluster = live?.mesh.mode === 'kubernetes';
+  // For the keyboard handler, which is installed once.
+  const onClusterRef = useRef(onCluster);
+  useEffect(() => {
+    onClusterRef.current = onCluster;
+  }, [onCluster]);
   const [gitops, setGitops] = useState(false);
   const switchDraft = useCallback(
     async (id: string) => {
@@ -189,13 +213,15 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
     if (h.tab) setTab(h.tab);
     if (h.file) setYamlFile(h.file);
     if (h.proxy) setPreviewProxy(h.proxy);
-  }, []);
+    if (h.history) openHistory(h.history === 'newest' ? undefined : h.history);
+  }, [openHistory]);
   useEffect(() => {
     const h = new URLSearchParams();
     if (selected) h.set('node', selected);
     if (tab !== 'inspector') h.set('tab', tab);
     if (yamlFile && tab === 'yaml') h.set('file', yamlFile);
     if (previewProxy && tab === 'preview') h.set('proxy', previewProxy);
+    if (dialog === 'history') h.set('history', historyId === undefined ? '' : String(historyId));
     const next = h.toString();
     if (next !== window.location.hash.slice(1))
       window.history.replaceState(
@@ -203,7 +229,7 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
         '',
         `${window.location.pathname}${window.location.search}${next ? `#${next}` : ''}`,
       );
-  }, [selected, tab, yamlFile, previewProxy]);
+  }, [selected, tab, yamlFile, previewProxy, dialog, historyId]);
 
   const run = useCallback(
     (cmd: DraftCommand, opts?: { group?: string }) => {
@@ -306,12 +332,13 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
         e.preventDefault();
         finder.current?.focus();
       } else if (e.key === '?') setDialog('help');
+      else if ((e.key === 'h' || e.key === 'H') && !onClusterRef.current) openHistory();
       else if (e.key === 'Escape') setSelected(undefined);
       else if (e.key === '1' || e.key === '2' || e.key === '3') setTab(TABS[Number(e.key) - 1]![0]);
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
-  }, [undo, redo, flush]);
+  }, [undo, redo, flush, openHistory]);
 
   // Stable handlers: the memoized canvas then skips re-renders that do not concern it (typing in a form).
   const onMove = useCallback(
@@ -385,6 +412,7 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
           onGitopsOpen={setGitops}
           onTheme={setTheme}
           onHelp={() => setDialog('help')}
+          onHistory={onCluster ? undefined : () => openHistory()}
           onResolveConflict={draft.resolveConflict}
           draftId={draftId}
           onSwitchDraft={stableSwitchDraft}
@@ -517,6 +545,10 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
           live={live}
           onForce={() => void apply.apply(true)}
           onClose={apply.close}
+          onHistory={(id) => {
+            apply.close();
+            openHistory(id);
+          }}
         />
       )}
       <ImportDialog
@@ -526,6 +558,16 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
         onClose={() => setDialog(undefined)}
       />
       <ShortcutsDialog open={dialog === 'help'} onClose={() => setDialog(undefined)} />
+      <HistoryDialog
+        open={dialog === 'history'}
+        selectedId={historyId}
+        onSelect={setHistoryId}
+        draft={draft.history.present}
+        canLoad={session.status === 'signed-in' && draft.save.state !== 'local'}
+        run={run}
+        onLoaded={setToast}
+        onClose={() => setDialog(undefined)}
+      />
     </div>
   );
 }

@@ -9,12 +9,15 @@ export function Dialog({
   onClose,
   children,
   testId,
+  wide,
 }: {
   open: boolean;
   title: string;
   onClose(): void;
   children: ReactNode;
   testId?: string;
+  /** For content that reads side by side (a list and its detail). */
+  wide?: boolean;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
   useEffect(() => {
@@ -24,7 +27,13 @@ export function Dialog({
     if (!open && d.open) d.close();
   }, [open]);
   return (
-    <dialog ref={ref} className="dialog" aria-label={title} onClose={onClose} data-testid={testId}>
+    <dialog
+      ref={ref}
+      className={wide ? 'dialog dialog--wide' : 'dialog'}
+      aria-label={title}
+      onClose={onClose}
+      data-testid={testId}
+    >
       <header className="dialog__head">
         <h2>{title}</h2>
         <button type="button" onClick={onClose} aria-label="Close">

@@ -11,6 +11,7 @@ export const SHORTCUTS: [string, string][] = [
   ['Alt while connecting', 'Append the Target to the egress chain'],
   ['/ or Ctrl+K', 'Find an object on the canvas (kind:, ns:, is:error narrow it)'],
   ['1 / 2 / 3', 'Inspector / YAML / Preview tab'],
+  ['H', 'Apply history: what each apply changed, and a way back'],
   ['Esc', 'Clear the selection, close a dialog'],
   ['?', 'This cheat sheet'],
 ];

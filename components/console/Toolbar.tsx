@@ -30,6 +30,8 @@ export interface ToolbarProps {
   applyTarget?: 'mesh' | 'cluster';
   onTheme(t: Theme): void;
   onHelp(): void;
+  /** Opens the apply history; absent where there is none (a cluster's applies are not kept). */
+  onHistory?(): void;
   onResolveConflict(choice: 'mine' | 'theirs'): void;
   onSignOut(): void;
   /** The draft being edited, and switching to another. */
@@ -131,6 +133,16 @@ export function Toolbar(p: ToolbarProps) {
       >
         Commit / PR
       </button>
+      {p.onHistory ? (
+        <button
+          type="button"
+          onClick={p.onHistory}
+          title="Every apply to the mesh: who, when, what changed, and a way back"
+          data-testid="history-open"
+        >
+          History
+        </button>
+      ) : null}
       <GitOpsPanel
         open={gitops}
         onClose={() => setGitops(false)}

@@ -1,5 +1,6 @@
 /** Query keys and fetchers, in one place (TanStack Query `queryOptions` factories). */
 import { queryOptions } from '@tanstack/react-query';
+import { ApplyList, ApplyRecord } from '@/lib/console/applyRecord';
 import type { DraftState } from '@/lib/console/draftDoc';
 import type { DraftParsePack } from '@/lib/console/draftParsePack';
 import type { L7mpConfig } from '@/lib/model/l7mp';
@@ -92,5 +93,26 @@ export function proxyLiveQuery(proxyId: string) {
       ),
     retry: false,
     staleTime: 2000,
+  });
+}
+
+export const appliesKey = ['applies'] as const;
+
+/** The apply history, newest first (GET /api/applies); read again whenever it is shown. */
+export const appliesQuery = queryOptions({
+  queryKey: appliesKey,
+  queryFn: async ({ signal }) => ApplyList.parse(await apiFetch<unknown>('/api/applies', { signal })).applies,
+  staleTime: 0,
+  retry: false,
+});
+
+/** One apply with its files before and after; a record never changes, so it is read once. */
+export function applyRecordQuery(id: number) {
+  return queryOptions({
+    queryKey: [...appliesKey, id] as const,
+    queryFn: async ({ signal }) =>
+      ApplyRecord.parse(await apiFetch<unknown>(`/api/applies/${id}`, { signal })),
+    staleTime: Infinity,
+    retry: false,
   });
 }

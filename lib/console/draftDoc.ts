@@ -42,6 +42,16 @@ export const DraftState = z.strictObject({
 });
 export type DraftState = z.infer<typeof DraftState>;
 
+/** The layout file's text for some positions: sorted keys, one node per line, so Git diffs stay small. */
+export function formatLayout(layout: Record<string, NodePosition>): string {
+  const keys = Object.keys(layout).sort();
+  if (keys.length === 0) return '{}\n';
+  const lines = keys.map(
+    (k) => `  ${JSON.stringify(k)}: ${JSON.stringify({ x: layout[k]!.x, y: layout[k]!.y })}`,
+  );
+  return `{\n${lines.join(',\n')}\n}\n`;
+}
+
 /** An empty draft. */
 export function emptyDraft(): DraftDoc {
   return { files: {}, layout: {} };

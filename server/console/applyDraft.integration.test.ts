@@ -17,6 +17,7 @@ import type { L7mpConfig } from '@/lib/model/l7mp';
 import { L7mpRestClient } from '../l7mp/L7mpRestClient';
 import { ControlPlane } from '../controlPlane/ControlPlane';
 import { setControlPlane } from '../controlPlane/registry';
+import { ApplyHistory } from './ApplyHistory';
 import { applyDraft } from './applyDraft';
 import { ConsoleAuth, CSRF_HEADER, setConsoleAuth } from './consoleAuth';
 import { setConsoleContext } from './consoleContext';
@@ -194,31 +195,114 @@ describe('apply the console draft to the local mesh (real l7mp)', () => {
     expect(bad.ok || bad.status).toBe(400);
   });
 
+  it('records each apply that changes files in the apply history, with the files before and after', async () => {
+    const warnings: string[] = [];
+    const history = new ApplyHistory({
+      dir: path.join(tmp, 'applies'),
+      logger: { warn: (m) => warnings.push(m) },
+    });
+    const options = { drafts, controlPlane: cp, history, user: 'alice', draftId: 'main' };
+    const onDisk = await readFile(path.join(meshDir, 'mesh.yaml'), 'utf8');
+
+    const r1 = await saveEdit((files) => ({ ...files, 'mesh.yaml': `${files['mesh.yaml']}# first\n` }));
+    const first = await applyDraft({ ...options, body: { revision: r1 } });
+    if (!first.ok) throw new Error(`apply refused: ${JSON.stringify(first.body)}`);
+    const r2 = await saveEdit((files) => ({ ...files, 'mesh.yaml': `${files['mesh.yaml']}# second\n` }));
+    const second = await applyDraft({ ...options, body: { revision: r2 } });
+    if (!second.ok) throw new Error(`apply refused: ${JSON.stringify(second.body)}`);
+    expect([first.body.historyId, second.body.historyId]).toEqual([1, 2]);
+
+    const list = await history.list();
+    expect(list.map((a) => a.id)).toEqual([2, 1]);
+    expect(list[0]).toEqual({
+      id: 2,
+      at: expect.any(String),
+      user: 'alice',
+      draft: 'main',
+      revision: r2,
+      applied: ['mesh.yaml'],
+      deleted: [],
+      proxies: { total: 2, inSync: 2, notInSync: [] },
+    });
+    expect(Date.parse(list[0]!.at)).toBeGreaterThanOrEqual(Date.parse(list[1]!.at));
+    const [rec1, rec2] = [(await history.get(1))!, (await history.get(2))!];
+    expect(rec1.before.files['mesh.yaml']).toBe(onDisk);
+    expect(rec1.after.files['mesh.yaml']).toBe(`${onDisk}# first\n`);
+    expect(rec2.before).toEqual(rec1.after);
+    expect(rec2.after).toEqual((await drafts.get()).draft);
+    expect(rec2.after.files['mesh.yaml']).toBe(await readFile(path.join(meshDir, 'mesh.yaml'), 'utf8'));
+
+    // An apply that changes nothing leaves no record.
+    const same = await applyDraft({ ...options, body: { revision: r2 } });
+    if (!same.ok) throw new Error(`apply refused: ${JSON.stringify(same.body)}`);
+    expect(same.body.applied).toEqual([]);
+    expect(same.body.historyId).toBeUndefined();
+    expect((await history.list()).map((a) => a.id)).toEqual([2, 1]);
+
+    // A reload that fails is recorded with its error and no proxies; the 500 names the record.
+    const r3 = await saveEdit((files) => ({ ...files, 'mesh.yaml': `${files['mesh.yaml']}# third\n` }));
+    const failing = {
+      reload: () => Promise.reject(new Error('control plane is down')),
+      whenIdle: () => cp.whenIdle(),
+      syncStates: () => cp.syncStates(),
+    };
+    const broken = await applyDraft({ ...options, controlPlane: failing, body: { revision: r3 } });
+    if (broken.ok || broken.status !== 500) throw new Error(`expected 500, got ${JSON.stringify(broken)}`);
+    expect(broken.body.historyId).toBe(3);
+    const rec3 = (await history.get(3))!;
+    expect(rec3.error).toMatch(/could not reload them: control plane is down/);
+    expect(rec3.proxies).toBeUndefined();
+    expect(rec3.applied).toEqual(['mesh.yaml']);
+    expect(warnings).toEqual([]);
+  });
+
   it('over HTTP: POST /api/apply with a session, GET /api/proxies/<id>/live and /desired', async () => {
     setControlPlane(cp);
-    setConsoleContext({ drafts: registry, examplesDir: path.join(REPO, 'examples') });
+    const applies = new ApplyHistory({ dir: path.join(tmp, 'http-applies'), logger: quiet });
+    setConsoleContext({ drafts: registry, examplesDir: path.join(REPO, 'examples'), applies });
     const auth = new ConsoleAuth('integration-token');
     setConsoleAuth(auth);
     const session = auth.login('integration-token')!;
+    const apply = (revision: number) =>
+      postApply(
+        new Request('http://127.0.0.1:3100/api/apply', {
+          method: 'POST',
+          headers: {
+            cookie: `meshdeck_session=${session.id}`,
+            [CSRF_HEADER]: session.csrfToken,
+            origin: 'http://127.0.0.1:3100',
+          },
+          body: JSON.stringify({ revision }),
+        }),
+      );
     const state = DraftState.parse(await drafts.get());
-    const res = await postApply(
-      new Request('http://127.0.0.1:3100/api/apply', {
-        method: 'POST',
-        headers: {
-          cookie: `meshdeck_session=${session.id}`,
-          [CSRF_HEADER]: session.csrfToken,
-          origin: 'http://127.0.0.1:3100',
-        },
-        body: JSON.stringify({ revision: state.revision }),
-      }),
-    );
+    const res = await apply(state.revision);
     expect(res.status).toBe(200);
-    const body = (await res.json()) as { applied: string[]; proxies: { id: string; inSync: boolean }[] };
+    const body = (await res.json()) as {
+      applied: string[];
+      proxies: { id: string; inSync: boolean }[];
+      historyId?: number;
+    };
     expect(body.applied).toEqual([]);
+    expect(body.historyId).toBeUndefined();
     expect(body.proxies.map((p) => [p.id, p.inSync])).toEqual([
       ['default/gateway-0', true],
       ['default/transcoder-0', true],
     ]);
+    // An apply that changes a file is recorded for the session's user and the draft applied.
+    const edited = await saveEdit((files) => ({
+      ...files,
+      'mesh.yaml': `${files['mesh.yaml']}# over HTTP\n`,
+    }));
+    const recorded = await apply(edited);
+    expect(recorded.status).toBe(200);
+    const { historyId } = (await recorded.json()) as { historyId?: number };
+    expect(historyId).toBe(1);
+    expect(await applies.get(1)).toMatchObject({
+      user: 'local-admin',
+      draft: 'main',
+      applied: ['mesh.yaml'],
+    });
 
     const get = (route: typeof getLive, id: string, which: string) =>
       route(new Request(`http://127.0.0.1:3100/api/proxies/${id}/${which}`), {

@@ -6,6 +6,7 @@
 import { realpath, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
+import type { AppliedProxies, ApplyRecord } from '@/lib/console/applyRecord';
 import type { DraftState } from '@/lib/console/draftDoc';
 import { LAYOUT_FILE } from '@/lib/console/draftDoc';
 import { compileMesh } from '@/lib/engine/compileMesh';
@@ -14,6 +15,7 @@ import { renderLocalMesh } from '@/lib/localMesh/renderLocalMesh';
 import { type Diagnostic, normalizeDiagnostics } from '@/lib/model/diagnostic';
 import { parseManifests } from '@/lib/parse/parseManifests';
 import type { ProxySyncState } from '../l7mp/Reconciler';
+import type { ApplyHistory } from './ApplyHistory';
 import { type DraftStore, type FieldError, zodFieldErrors } from './DraftStore';
 import {
   formatLayout,
@@ -57,6 +59,8 @@ export interface ApplyResult {
   proxies: AppliedProxy[];
   /** Set when the proxies were still being configured when the wait ended. */
   timedOut?: boolean;
+  /** The apply history's record of this apply (GET /api/applies/<id>), when one was kept. */
+  historyId?: number;
 }
 
 export type ApplyOutcome =
@@ -68,7 +72,11 @@ export type ApplyOutcome =
       body: { error: string; current?: DraftState; baseHash?: string; meshDirHash?: string };
     }
   | { ok: false; status: 422; body: { error: string; diagnostics: Diagnostic[] } }
-  | { ok: false; status: 500; body: { error: string; applied?: string[]; deleted?: string[] } };
+  | {
+      ok: false;
+      status: 500;
+      body: { error: string; applied?: string[]; deleted?: string[]; historyId?: number };
+    };
 
 export interface ApplyDraftOptions {
   drafts: DraftStore;
@@ -77,6 +85,14 @@ export interface ApplyDraftOptions {
   body: unknown;
   /** How long to wait for the proxies after the reload (default 20 s). */
   idleTimeoutMs?: number;
+  /** Where an apply that changed the mesh directory is recorded (none without it). */
+  history?: Pick<ApplyHistory, 'record'>;
+  /** Who applies, for the history (default `unknown`). */
+  user?: string;
+  /** The id of the draft applied, for the history (default `main`). */
+  draftId?: string;
+  /** Where a failed history write is reported (default console). */
+  logger?: Pick<Console, 'warn'>;
 }
 
 /**
@@ -184,20 +200,34 @@ async function applyLocked(options: ApplyDraftOptions, req: ApplyBody): Promise<
       },
     };
   }
+  const writtenAt = new Date().toISOString();
   await drafts.markApplied(meshDirHash(await readMeshDirContent(drafts.meshDir)));
+  const changed = applied.length > 0 || deleted.length > 0;
+  const record = (outcome: Pick<ApplyRecord, 'proxies' | 'timedOut' | 'error'>) =>
+    changed
+      ? recordApply(options, {
+          at: writtenAt,
+          user: options.user ?? 'unknown',
+          draft: options.draftId ?? 'main',
+          revision: state.revision,
+          applied,
+          deleted,
+          ...outcome,
+          before: { files: disk.files, layout: parseLayout(disk.layoutText).layout },
+          after: state.draft,
+        })
+      : Promise.resolve(undefined);
 
   const started = new Date().toISOString();
   try {
     await controlPlane.reload();
   } catch (e) {
+    const error = `the files were written, but the control plane could not reload them: ${(e as Error).message}`;
+    const historyId = await record({ error });
     return {
       ok: false,
       status: 500,
-      body: {
-        error: `the files were written, but the control plane could not reload them: ${(e as Error).message}`,
-        applied,
-        deleted,
-      },
+      body: { error, applied, deleted, ...(historyId !== undefined ? { historyId } : {}) },
     };
   }
   const timedOut = !(await settlesWithin(controlPlane.whenIdle(), options.idleTimeoutMs ?? 20000));
@@ -208,7 +238,42 @@ async function applyLocked(options: ApplyDraftOptions, req: ApplyBody): Promise<
     return p;
   });
   proxies.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  return { ok: true, body: { applied, deleted, proxies, ...(timedOut ? { timedOut } : {}) } };
+  const historyId = await record({ proxies: appliedProxies(proxies), ...(timedOut ? { timedOut } : {}) });
+  return {
+    ok: true,
+    body: {
+      applied,
+      deleted,
+      proxies,
+      ...(timedOut ? { timedOut } : {}),
+      ...(historyId !== undefined ? { historyId } : {}),
+    },
+  };
+}
+
+/** The proxies of an apply as the history keeps them: counts, and the ones left out of sync. */
+function appliedProxies(proxies: AppliedProxy[]): AppliedProxies {
+  const notInSync = proxies
+    .filter((p) => !p.inSync)
+    .map((p) => ({ id: p.id, phase: p.phase, ...(p.error !== undefined ? { error: p.error } : {}) }));
+  return { total: proxies.length, inSync: proxies.length - notInSync.length, notInSync };
+}
+
+/** Records an apply in the history, if there is one: its id, or undefined when it could not be kept. */
+async function recordApply(
+  options: ApplyDraftOptions,
+  input: Omit<ApplyRecord, 'id'>,
+): Promise<number | undefined> {
+  if (!options.history) return undefined;
+  try {
+    return (await options.history.record(input)).id;
+  } catch (e) {
+    // The files are applied either way: a history that cannot be written must not turn that into a failure.
+    (options.logger ?? console).warn(
+      `meshdeck console: the apply was not recorded in the history: ${(e as Error).message}`,
+    );
+    return undefined;
+  }
 }
 
 /** Whether the promise settles within `ms` (the timer is cleared either way). */

@@ -1,4 +1,5 @@
 import type { GitOpsService } from '../gitops/GitOpsService';
+import type { ApplyHistory } from './ApplyHistory';
 import type { DraftLayouts } from './DraftLayouts';
 import type { DraftRegistry } from './DraftRegistry';
 
@@ -11,6 +12,8 @@ export interface ConsoleContext {
   gitops?: Promise<GitOpsService>;
   /** Large drafts' first views laid out on the server (GET /api/layouts/<hash>). */
   layouts?: DraftLayouts;
+  /** The local mesh's apply history (GET /api/applies). */
+  applies?: ApplyHistory;
 }
 
 const KEY = Symbol.for('meshdeck.console');

@@ -81,15 +81,8 @@ export function parseLayout(text: string | undefined): {
   return { layout: parsed.data };
 }
 
-/** The layout file's text for some positions: sorted keys, one node per line, so Git diffs stay small. */
-export function formatLayout(layout: Record<string, NodePosition>): string {
-  const keys = Object.keys(layout).sort();
-  if (keys.length === 0) return '{}\n';
-  const lines = keys.map(
-    (k) => `  ${JSON.stringify(k)}: ${JSON.stringify({ x: layout[k]!.x, y: layout[k]!.y })}`,
-  );
-  return `{\n${lines.join(',\n')}\n}\n`;
-}
+/** The layout file's text (moved to lib/console/draftDoc.ts: the console diffs it too). */
+export { formatLayout } from '@/lib/console/draftDoc';
 
 /**
  * Writes a file atomically: a temp file beside it (written and flushed), then a rename over the

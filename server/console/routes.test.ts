@@ -7,6 +7,8 @@ import { cp as copyDir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { GET as getApply } from '@/app/api/applies/[id]/route';
+import { GET as listApplies } from '@/app/api/applies/route';
 import { POST as postApply } from '@/app/api/apply/route';
 import { POST as postReset } from '@/app/api/draft/reset/route';
 import { GET as getDraft, PUT as putDraft } from '@/app/api/draft/route';
@@ -17,10 +19,12 @@ import { POST as postProbe } from '@/app/api/probe/route';
 import { GET as getDesired } from '@/app/api/proxies/[id]/desired/route';
 import { GET as getLive } from '@/app/api/proxies/[id]/live/route';
 import { DELETE as deleteSession, GET as getSession, POST as postSession } from '@/app/api/session/route';
+import { ApplyList, ApplyRecord } from '@/lib/console/applyRecord';
 import { DraftState } from '@/lib/console/draftDoc';
 import { fileObjects } from '@/lib/console/draftModel';
 import type { DraftParsePack } from '@/lib/console/draftParsePack';
 import { fileSnapshot } from '@/lib/console/draftSnapshot';
+import { ApplyHistory } from './ApplyHistory';
 import { ConsoleAuth, CSRF_HEADER, SESSION_COOKIE, setConsoleAuth } from './consoleAuth';
 import { setConsoleContext } from './consoleContext';
 import { DraftRegistry } from './DraftRegistry';
@@ -368,5 +372,71 @@ describe('read-only routes', () => {
     );
     const foreign = req('GET', '/api/proxies/x/live', { headers: { host: 'evil.example' } });
     expect((await getLive(foreign, params)).status).toBe(403);
+  });
+});
+
+describe('/api/applies', () => {
+  const params = (id: string) => ({ params: Promise.resolve({ id }) });
+  const apply = {
+    at: '2026-01-01T00:00:00.000Z',
+    user: 'alice',
+    draft: 'main',
+    revision: 3,
+    applied: ['mesh.yaml'],
+    deleted: [],
+    proxies: { total: 2, inSync: 2, notInSync: [] },
+    before: { files: { 'mesh.yaml': '# before\n' }, layout: {} },
+    after: { files: { 'mesh.yaml': '# after\n' }, layout: { 'Service/default/a': { x: 1, y: 2 } } },
+  };
+
+  it('answer 503 without an apply history in the process', async () => {
+    expect((await listApplies(req('GET', '/api/applies'))).status).toBe(503);
+    expect((await getApply(req('GET', '/api/applies/1'), params('1'))).status).toBe(503);
+    setConsoleContext(undefined);
+    expect((await listApplies(req('GET', '/api/applies'))).status).toBe(503);
+  });
+
+  it('list the recorded applies and read one with its files; 400 for a bad id, 404 for an unknown one', async () => {
+    const applies = new ApplyHistory({ dir: path.join(tmp, 'state', 'console', 'applies') });
+    setConsoleContext({ drafts: registry, examplesDir: path.join(REPO, 'examples'), applies });
+    expect(ApplyList.parse(await (await listApplies(req('GET', '/api/applies'))).json())).toEqual({
+      applies: [],
+    });
+    await applies.record(apply);
+    await applies.record({ ...apply, revision: 4, user: 'bob' });
+
+    const list = await listApplies(req('GET', '/api/applies'));
+    expect(list.status).toBe(200);
+    const { applies: summaries } = ApplyList.parse(await list.json());
+    expect(summaries.map((a) => [a.id, a.user, a.revision])).toEqual([
+      [2, 'bob', 4],
+      [1, 'alice', 3],
+    ]);
+
+    const one = await getApply(req('GET', '/api/applies/1'), params('1'));
+    expect(one.status).toBe(200);
+    expect(ApplyRecord.parse(await one.json())).toEqual({ ...apply, id: 1 });
+
+    for (const bad of ['abc', '0', '-1', '1.5', '01', ' 1']) {
+      const res = await getApply(req('GET', `/api/applies/${encodeURIComponent(bad)}`), params(bad));
+      expect(res.status).toBe(400);
+      expect((await res.json()).error).toBe(
+        `invalid apply id ${JSON.stringify(bad)}: must be a positive integer`,
+      );
+    }
+    const unknown = await getApply(req('GET', '/api/applies/7'), params('7'));
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toEqual({ error: 'no apply with id 7 (the history keeps the last 50)' });
+  });
+
+  it('are open to reads but refuse a foreign Host', async () => {
+    const applies = new ApplyHistory({ dir: path.join(tmp, 'state', 'console', 'applies') });
+    setConsoleContext({ drafts: registry, examplesDir: path.join(REPO, 'examples'), applies });
+    await applies.record(apply);
+    const foreign = { headers: { host: 'evil.example' } };
+    expect((await listApplies(req('GET', '/api/applies', foreign))).status).toBe(403);
+    expect((await getApply(req('GET', '/api/applies/1', foreign), params('1'))).status).toBe(403);
+    const cross = { headers: { origin: 'http://evil.example' } };
+    expect((await listApplies(req('GET', '/api/applies', cross))).status).toBe(403);
   });
 });

@@ -1,6 +1,6 @@
 /**
  * What `meshdeck serve` sets up for the console besides the control plane: the console token and
- * its sessions, the server-side draft, and a runtime file (mode 0600, as Jupyter keeps one) through
+ * its sessions, the server-side draft, the apply history, and a runtime file (mode 0600, as Jupyter keeps one) through
  * which `meshdeck probe` on the same machine finds the token of the console it talks to.
  */
 import { readFile, rm } from 'node:fs/promises';
@@ -12,6 +12,7 @@ import {
   generateConsoleToken,
   setConsoleAuth,
 } from './consoleAuth';
+import { ApplyHistory } from './ApplyHistory';
 import { GitOpsService } from '../gitops/GitOpsService';
 import { setConsoleContext } from './consoleContext';
 import { DraftLayouts } from './DraftLayouts';
@@ -119,7 +120,17 @@ export async function serveConsole(o: ServeConsoleOptions): Promise<ServedConsol
       (s) => layouts.prepare(s.draft),
       () => undefined,
     );
-  setConsoleContext({ drafts, examplesDir: o.examplesDir, gitops, ...(layouts ? { layouts } : {}) });
+  const applies = new ApplyHistory({
+    dir: path.join(o.stateDir, 'console', 'applies'),
+    ...(o.logger ? { logger: o.logger } : {}),
+  });
+  setConsoleContext({
+    drafts,
+    examplesDir: o.examplesDir,
+    gitops,
+    applies,
+    ...(layouts ? { layouts } : {}),
+  });
   const url = consoleUrl(wildcard ? '127.0.0.1' : o.host, o.port, o.token);
   const file = runtimeFile(o.stateDir, o.port);
   await writeFileAtomic(file, `${JSON.stringify({ url, token: o.token, pid: process.pid })}\n`, 0o600);

@@ -9,7 +9,8 @@ export const runtime = 'nodejs';
 
 /**
  * Applies a saved draft (`?draft=<id>`) `{revision, force?}` to the mesh directory and the local mesh, and answers
- * once the proxies are configured (or 20 s passed): `{applied, deleted, proxies}`.
+ * once the proxies are configured (or 20 s passed): `{applied, deleted, proxies, historyId?}`; an apply that
+ * changed files is recorded in the apply history (GET /api/applies).
  */
 export async function POST(req: Request): Promise<Response> {
   const guard = requireSession(req);
@@ -31,6 +32,13 @@ export async function POST(req: Request): Promise<Response> {
   if (!d.ok) return d.response;
   const body = await readJsonBody(req, 4096);
   if (!body.ok) return body.response;
-  const outcome = await applyDraft({ drafts: d.store, controlPlane: cp, body: body.value });
+  const outcome = await applyDraft({
+    drafts: d.store,
+    controlPlane: cp,
+    body: body.value,
+    history: ctx.applies,
+    user: guard.session.identity.user,
+    draftId: d.id,
+  });
   return jsonResponse(outcome.body, outcome.ok ? 200 : outcome.status);
 }

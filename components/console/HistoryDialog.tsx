@@ -1,0 +1,246 @@
+'use client';
+
+import { useQuery } from '@tanstack/react-query';
+import { useMemo, useState } from 'react';
+import { applyFilesText, applyOutcome, type ApplyRecord, type ApplySummary } from '@/lib/console/applyRecord';
+import type { CommandResult, DraftCommand } from '@/lib/console/draftCommands';
+import type { DraftDoc } from '@/lib/console/draftDoc';
+import { filesDiff } from '@/lib/console/filesDiff';
+import { formatAgo } from '@/lib/console/proxySessions';
+import { ApiError, errorMessage } from './api';
+import { DiffSectionView } from './ConfigDiffView';
+import { Dialog } from './Dialog';
+import { applyRecordQuery, appliesQuery } from './queries';
+import './historyDialog.css';
+
+export interface HistoryDialogProps {
+  open: boolean;
+  /** The apply shown first (a deep link's or the one just made); the newest without it. */
+  selectedId?: number;
+  onSelect(id: number): void;
+  /** The draft being edited: what "against your draft" compares with. */
+  draft: DraftDoc;
+  /** Loading a version needs a signed-in session (the draft is saved on the server). */
+  canLoad: boolean;
+  run(cmd: DraftCommand): CommandResult;
+  /** Said once a version was loaded into the draft. */
+  onLoaded(message: string): void;
+  onClose(): void;
+}
+
+/**
+ * The apply history (GET /api/applies): every apply to the local mesh with who made it, when, the
+ * files it wrote and how the proxies took it; one apply's files as a diff against what it replaced
+ * or against the draft; and loading its files (or those it replaced) into the draft: a rollback that
+ * is reviewed in the Preview and applied like any edit, and undone with Ctrl+Z.
+ */
+export function HistoryDialog(p: HistoryDialogProps) {
+  const list = useQuery({ ...appliesQuery, enabled: p.open });
+  const applies = list.data;
+  const shownId = p.selectedId ?? applies?.[0]?.id;
+  return (
+    <Dialog open={p.open} title="Apply history" onClose={p.onClose} testId="history-dialog" wide>
+      <div className="history">
+        {list.isPending ? (
+          <p className="history__muted">Loading the history…</p>
+        ) : list.isError ? (
+          <p className="history__error" role="alert" data-testid="history-error">
+            {list.error instanceof ApiError && list.error.unavailable
+              ? 'The apply history is kept by the server that applies (meshdeck serve); this one has none.'
+              : `The history could not be read: ${errorMessage(list.error)}`}
+          </p>
+        ) : applies!.length === 0 ? (
+          <p className="history__muted" data-testid="history-empty">
+            Nothing applied yet. Each Apply to the mesh is listed here: who applied it, when, the files it
+            wrote and how the proxies took it, with a diff and a way back.
+          </p>
+        ) : (
+          <>
+            <ol className="history__list" data-testid="history-list" aria-label="Applies, newest first">
+              {applies!.map((a) => (
+                <HistoryItem
+                  key={a.id}
+                  apply={a}
+                  now={list.dataUpdatedAt}
+                  selected={a.id === shownId}
+                  onSelect={p.onSelect}
+                />
+              ))}
+            </ol>
+            {shownId !== undefined ? <HistoryDetail key={shownId} id={shownId} {...p} /> : null}
+          </>
+        )}
+      </div>
+    </Dialog>
+  );
+}
+
+function HistoryItem({
+  apply: a,
+  now,
+  selected,
+  onSelect,
+}: {
+  apply: ApplySummary;
+  /** When the list was read: the "ago" is as of then. */
+  now: number;
+  selected: boolean;
+  onSelect(id: number): void;
+}) {
+  const outcome = applyOutcome(a);
+  return (
+    <li>
+      <button
+        type="button"
+        className={`history__item${selected ? ' history__item--selected' : ''}`}
+        aria-current={selected ? 'true' : undefined}
+        onClick={() => onSelect(a.id)}
+        data-testid={`history-item-${a.id}`}
+      >
+        <span className="history__item-head">
+          <strong>#{a.id}</strong> <span title={new Date(a.at).toLocaleString()}>{formatAgo(a.at, now)}</span>{' '}
+          · {a.user}
+        </span>
+        <span className="history__item-line">
+          {applyFilesText(a)} · <span className={`tone-${outcome.tone}`}>{outcome.text}</span>
+        </span>
+      </button>
+    </li>
+  );
+}
+
+type Compare = 'apply' | 'draft';
+
+function HistoryDetail(p: HistoryDialogProps & { id: number }) {
+  const record = useQuery({ ...applyRecordQuery(p.id), enabled: p.open });
+  const [compare, setCompare] = useState<Compare>('apply');
+  if (record.isPending) return <p className="history__muted">Loading apply #{p.id}…</p>;
+  if (record.isError)
+    return (
+      <p className="history__error" role="alert" data-testid="history-error">
+        Apply #{p.id} could not be read: {errorMessage(record.error)}
+      </p>
+    );
+  return <RecordView record={record.data} compare={compare} setCompare={setCompare} {...p} />;
+}
+
+function RecordView({
+  record: r,
+  compare,
+  setCompare,
+  draft,
+  canLoad,
+  run,
+  onLoaded,
+  onClose,
+}: HistoryDialogProps & { record: ApplyRecord; compare: Compare; setCompare(c: Compare): void }) {
+  const diff = useMemo(
+    () => (compare === 'apply' ? filesDiff(r.before, r.after) : filesDiff(draft, r.after)),
+    [compare, r, draft],
+  );
+  const load = (which: 'after' | 'before') => {
+    const res = run({ type: 'replaceDraft', draft: which === 'after' ? r.after : r.before });
+    if (!res.ok) return;
+    onLoaded(
+      which === 'after'
+        ? `Loaded the files of apply #${r.id} into the draft: review them, then Apply (Ctrl+Z undoes).`
+        : `Loaded the files as they were before apply #${r.id} into the draft: review them, then Apply (Ctrl+Z undoes).`,
+    );
+    onClose();
+  };
+  const noLoad = canLoad ? undefined : 'Sign in to change the draft';
+  const notInSync = r.proxies?.notInSync ?? [];
+  return (
+    <section className="history__detail" data-testid="history-detail" aria-label={`Apply #${r.id}`}>
+      <header className="history__detail-head">
+        <h3>
+          Apply #{r.id} by {r.user}
+        </h3>
+        <p className="history__muted">
+          {new Date(r.at).toLocaleString()} · draft {r.draft}, revision {r.revision}
+        </p>
+      </header>
+      {r.error ? (
+        <p className="history__error" data-testid="history-apply-error">
+          {r.error}
+        </p>
+      ) : null}
+      {notInSync.length ? (
+        <ul className="history__proxies" data-testid="history-not-in-sync">
+          {notInSync.map((x) => (
+            <li key={x.id} className={x.error ? 'tone-bad' : 'tone-busy'}>
+              {x.id}: {x.error ?? x.phase}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      <div className="history__actions">
+        <div className="segmented" role="group" aria-label="Compare">
+          <button
+            type="button"
+            aria-pressed={compare === 'apply'}
+            onClick={() => setCompare('apply')}
+            data-testid="history-compare-apply"
+          >
+            What it changed
+          </button>
+          <button
+            type="button"
+            aria-pressed={compare === 'draft'}
+            onClick={() => setCompare('draft')}
+            data-testid="history-compare-draft"
+          >
+            Against your draft
+          </button>
+        </div>
+        <span className="history__spacer" />
+        <button
+          type="button"
+          onClick={() => load('before')}
+          disabled={!canLoad}
+          title={noLoad ?? 'Replace the draft with the files as they were before this apply (a rollback)'}
+          data-testid="history-load-before"
+        >
+          Load the version before it
+        </button>
+        <button
+          type="button"
+          onClick={() => load('after')}
+          disabled={!canLoad}
+          title={noLoad ?? 'Replace the draft with the files this apply wrote'}
+          data-testid="history-load-after"
+        >
+          Load this version
+        </button>
+      </div>
+      <div className="history__files" data-testid="history-files">
+        {diff.same ? (
+          <p className="diff-none" role="status" data-testid="history-no-diff">
+            {compare === 'apply'
+              ? 'This apply changed no file.'
+              : 'Your draft has exactly the files of this apply.'}
+          </p>
+        ) : (
+          diff.sections.map((s) => (
+            <DiffSectionView
+              key={s.kind}
+              section={s}
+              mode="unified"
+              before={compare === 'apply' ? 'before' : 'draft'}
+              after={`apply #${r.id}`}
+              badge={
+                compare === 'apply'
+                  ? s.change
+                  : s.change === 'added'
+                    ? 'not in your draft'
+                    : s.change === 'deleted'
+                      ? 'only in your draft'
+                      : 'differs'
+              }
+            />
+          ))
+        )}
+      </div>
+    </section>
+  );
+}

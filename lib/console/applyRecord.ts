@@ -1,0 +1,77 @@
+/**
+ * The apply history's records (GET /api/applies): who applied what to the local mesh, when, and how the
+ * proxies took it, with the mesh directory's files before and after, so a user can read any past apply
+ * as a diff and load its files back into a draft (a rollback that is reviewed and applied like any
+ * edit). Shared by the server (server/console/ApplyHistory.ts) and the console (HistoryDialog).
+ */
+import { z } from 'zod';
+import { DraftDoc } from './draftDoc';
+
+/** How the proxies stood once an apply ended: counts, and each proxy left out of sync with its error. */
+export const AppliedProxies = z.strictObject({
+  total: z.number().int().nonnegative(),
+  inSync: z.number().int().nonnegative(),
+  /** Proxies not in sync when the apply answered, with the push's error when there was one. */
+  notInSync: z.array(z.strictObject({ id: z.string(), phase: z.string(), error: z.string().optional() })),
+});
+export type AppliedProxies = z.infer<typeof AppliedProxies>;
+
+/** One apply as the history lists it (no file contents). */
+export const ApplySummary = z.strictObject({
+  /** Increases by one per apply; never reused, also after older records are pruned. */
+  id: z.number().int().positive(),
+  /** When the files were written (ISO 8601). */
+  at: z.string(),
+  /** The signed-in user who applied (ConsoleIdentity.user). */
+  user: z.string(),
+  /** The draft that was applied (`main` or a named draft's id). */
+  draft: z.string(),
+  /** The draft revision that was applied. */
+  revision: z.number().int().nonnegative(),
+  /** Files written and deleted (mesh-directory-relative; the layout file included when it changed). */
+  applied: z.array(z.string()),
+  deleted: z.array(z.string()),
+  /** Absent when the control plane could not reload the files (then `error` says why). */
+  proxies: AppliedProxies.optional(),
+  /** The proxies were still being configured when the apply stopped waiting. */
+  timedOut: z.boolean().optional(),
+  /** What went wrong after the files were written (the files stay written). */
+  error: z.string().optional(),
+});
+export type ApplySummary = z.infer<typeof ApplySummary>;
+
+/** One apply with the mesh directory as it was before and after it (GET /api/applies/<id>). */
+export const ApplyRecord = ApplySummary.extend({
+  before: DraftDoc,
+  after: DraftDoc,
+});
+export type ApplyRecord = z.infer<typeof ApplyRecord>;
+
+/** GET /api/applies: newest first. */
+export const ApplyList = z.strictObject({ applies: z.array(ApplySummary) });
+export type ApplyList = z.infer<typeof ApplyList>;
+
+/** How an apply ended, in a word and a tone, for the history's list. */
+export function applyOutcome(s: ApplySummary): { tone: 'ok' | 'busy' | 'bad'; text: string } {
+  if (s.error !== undefined) return { tone: 'bad', text: 'reload failed' };
+  const p = s.proxies;
+  if (!p) return { tone: 'bad', text: 'no proxy state' };
+  if (p.total === 0) return { tone: 'ok', text: 'no proxies' };
+  const failed = p.notInSync.filter((x) => x.error !== undefined).length;
+  if (failed > 0) return { tone: 'bad', text: `${failed} of ${p.total} failed` };
+  if (p.inSync < p.total)
+    return {
+      tone: s.timedOut ? 'busy' : 'bad',
+      text: `${p.total - p.inSync} of ${p.total} not in sync${s.timedOut ? ' yet' : ''}`,
+    };
+  return { tone: 'ok', text: `${p.total} in sync` };
+}
+
+/** "2 files changed", "1 file deleted", ... for the history's list. */
+export function applyFilesText(s: Pick<ApplySummary, 'applied' | 'deleted'>): string {
+  const n = (k: number, what: string) => `${k} file${k === 1 ? '' : 's'} ${what}`;
+  const parts = [];
+  if (s.applied.length) parts.push(n(s.applied.length, 'written'));
+  if (s.deleted.length) parts.push(n(s.deleted.length, 'deleted'));
+  return parts.length ? parts.join(', ') : 'no file changed';
+}

@@ -10,16 +10,17 @@ export const SHOTS = 'test-results';
 
 /**
  * Fails a test whose page logs an error or sends a request off the origin (the console must work
- * offline). Call once at the top of a spec file; `origin` is the server the spec runs on.
+ * offline). Call once at the top of a spec file; `origin` is the server the spec runs on; `allow`:
+ * errors the spec provokes on purpose (Chromium logs every 4xx answer, a refusal the test expects too).
  */
-export function guardPage(origin: string = ORIGIN): void {
+export function guardPage(origin: string = ORIGIN, allow: readonly RegExp[] = []): void {
   let consoleErrors: string[] = [];
   let offOrigin: string[] = [];
   test.beforeEach(async ({ page }) => {
     consoleErrors = [];
     offOrigin = [];
     page.on('console', (msg) => {
-      if (msg.type() === 'error') consoleErrors.push(msg.text());
+      if (msg.type() === 'error' && !allow.some((r) => r.test(msg.text()))) consoleErrors.push(msg.text());
     });
     page.on('pageerror', (err) => consoleErrors.push(`pageerror: ${err.message}`));
     page.on('request', (req) => {

@@ -80,6 +80,7 @@ export function ApplyPanel({
   onForce,
   onClose,
   onHistory,
+  onReviewDisk,
 }: {
   state: ApplyState;
   live: MeshLiveState | null | undefined;
@@ -87,6 +88,8 @@ export function ApplyPanel({
   onClose(): void;
   /** Opens the apply history on an apply. */
   onHistory?(id: number): void;
+  /** Opens the review of the files changed on disk (after a 409 for them). */
+  onReviewDisk?(): void;
 }) {
   if (state.phase === 'idle') return null;
   const liveRows = Object.values(live?.proxies ?? {}).sort((a, b) => (a.id < b.id ? -1 : 1));
@@ -174,9 +177,21 @@ export function ApplyPanel({
             </ul>
           ) : null}
           {state.canForce ? (
-            <button type="button" onClick={onForce}>
-              Apply anyway (overwrite the mesh directory)
-            </button>
+            <div className="button-row">
+              {onReviewDisk ? (
+                <button
+                  type="button"
+                  className="primary"
+                  onClick={onReviewDisk}
+                  data-testid="apply-review-disk"
+                >
+                  Review the changes on disk
+                </button>
+              ) : null}
+              <button type="button" onClick={onForce} data-testid="apply-force">
+                Apply anyway (overwrite the mesh directory)
+              </button>
+            </div>
           ) : null}
         </div>
       ) : null}

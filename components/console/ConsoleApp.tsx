@@ -4,7 +4,9 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useCallback, useDeferredValue, useEffect, useMemo, useRef, useState } from 'react';
 import { type DraftCompilation, inferPodsDir } from '@/lib/console/compileDraft';
 import type { DraftCommand } from '@/lib/console/draftCommands';
+import { diskMoved } from '@/lib/console/diskDrift';
 import { draftAsYaml } from '@/lib/console/exportDraft';
+import { filesDiff } from '@/lib/console/filesDiff';
 import { newObject, type PaletteKind } from '@/lib/console/palette';
 import type { Diagnostic } from '@/lib/model/diagnostic';
 import type { L7mpConfig } from '@/lib/model/l7mp';
@@ -14,6 +16,7 @@ import { ApplyPanel, useApply } from './ApplyPanel';
 import { ClusterApplyPanel, clusterToolbarState, useClusterApply } from './ClusterApplyPanel';
 import { DiagnosticsList } from './DiagnosticsList';
 import { DraftIdContext, draftIdFromLocation, DraftIdKnownContext, MAIN_DRAFT_ID } from './draftId';
+import { DiskDriftDialog } from './DiskDriftDialog';
 import { HistoryDialog } from './HistoryDialog';
 import { ImportDialog } from './ImportDialog';
 import { Inspector } from './Inspector';
@@ -23,7 +26,7 @@ import { NodeMarksContext, NodeMarksStore } from './nodeMarks';
 import { useCanvasGraph } from './useCanvasGraph';
 import { Palette } from './Palette';
 import { PreviewPanel } from './PreviewPanel';
-import { liveStateQuery } from './queries';
+import { diskStateQuery, liveStateQuery } from './queries';
 import { ShortcutsDialog } from './ShortcutsDialog';
 import { Toolbar } from './Toolbar';
 import { compiledDraftOf, useCompiledDraft, useCompiledDraftAsking } from './useCompiledDraft';
@@ -116,6 +119,7 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
   const [session, signOut] = useSession();
   const draft = useConsoleDraft(draftId);
   const { run: runCommand, undo, redo, flush } = draft;
+  const queryClient = useQueryClient();
   const liveQ = useQuery(liveStateQuery);
   const live = liveQ.data;
   const connection = useLiveEvents(live !== null && live !== undefined);
@@ -129,7 +133,7 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
   const [nodeFocus, setNodeFocus] = useState<{ nodeId: string; seq: number } | undefined>();
   const [fieldFocus, setFieldFocus] = useState<{ path: string; seq: number } | undefined>();
   const [reveal, setReveal] = useState<{ file: string; line: number; seq: number } | undefined>();
-  const [dialog, setDialog] = useState<'import' | 'help' | 'history' | undefined>();
+  const [dialog, setDialog] = useState<'import' | 'help' | 'history' | 'disk' | undefined>();
   /** The apply the history shows (undefined: the newest). */
   const [historyId, setHistoryId] = useState<number | undefined>();
   const openHistory = useCallback((id?: number) => {
@@ -179,6 +183,39 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
   // Kubernetes mode applies to the cluster (dry-run review, RBAC) instead of the mesh directory.
   const clusterApply = useClusterApply(draft.flush, draftId);
   const onCluster = live?.mesh.mode === 'kubernetes';
+  // Files changed on disk since the draft started (read again on every reload of the mesh directory).
+  const diskQ = useQuery({
+    ...diskStateQuery(draftId, live?.mesh.loadedAt),
+    enabled:
+      live !== null &&
+      live !== undefined &&
+      !onCluster &&
+      draft.save.state !== 'loading' &&
+      draft.save.state !== 'local',
+  });
+  const drift = diskQ.data && diskMoved(diskQ.data) ? diskQ.data : undefined;
+  const driftFiles = useMemo(
+    () => (drift?.base ? filesDiff(drift.base, drift.disk).sections.map((x) => x.kind) : []),
+    [drift],
+  );
+  const afterDraftReplaced = useCallback(
+    async (message: string) => {
+      const loaded = await draft.reload();
+      await queryClient.invalidateQueries({ queryKey: ['draft-disk', draftId] });
+      setToast(
+        loaded
+          ? message
+          : 'The draft was replaced on the server, but this tab has unsaved edits: reload the page.',
+      );
+    },
+    [draft, queryClient, draftId],
+  );
+  // An apply moves the draft's base to what it wrote; the directory's own reload may have been read first.
+  const applyPhase = apply.state.phase;
+  useEffect(() => {
+    if (applyPhase === 'done' || applyPhase === 'failed')
+      void queryClient.invalidateQueries({ queryKey: ['draft-disk', draftId] });
+  }, [applyPhase, queryClient, draftId]);
   // For the keyboard handler, which is installed once.
   const onClusterRef = useRef(onCluster);
   useEffect(() => {
@@ -413,6 +450,7 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
           onTheme={setTheme}
           onHelp={() => setDialog('help')}
           onHistory={onCluster ? undefined : () => openHistory()}
+          diskDrift={drift ? { files: driftFiles, onOpen: () => setDialog('disk') } : undefined}
           onResolveConflict={draft.resolveConflict}
           draftId={draftId}
           onSwitchDraft={stableSwitchDraft}
@@ -549,6 +587,14 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
             apply.close();
             openHistory(id);
           }}
+          onReviewDisk={
+            drift
+              ? () => {
+                  apply.close();
+                  setDialog('disk');
+                }
+              : undefined
+          }
         />
       )}
       <ImportDialog
@@ -558,6 +604,18 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
         onClose={() => setDialog(undefined)}
       />
       <ShortcutsDialog open={dialog === 'help'} onClose={() => setDialog(undefined)} />
+      {drift ? (
+        <DiskDriftDialog
+          open={dialog === 'disk'}
+          draftId={draftId}
+          disk={drift}
+          draft={draft.history.present}
+          canWrite={session.status === 'signed-in' && draft.save.state !== 'local'}
+          flush={flush}
+          onReplaced={(m) => void afterDraftReplaced(m)}
+          onClose={() => setDialog(undefined)}
+        />
+      ) : null}
       <HistoryDialog
         open={dialog === 'history'}
         selectedId={historyId}

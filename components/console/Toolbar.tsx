@@ -32,6 +32,8 @@ export interface ToolbarProps {
   onHelp(): void;
   /** Opens the apply history; absent where there is none (a cluster's applies are not kept). */
   onHistory?(): void;
+  /** The mesh directory changed on disk since the draft started: the files, and opening the review. */
+  diskDrift?: { files: string[]; onOpen(): void };
   onResolveConflict(choice: 'mine' | 'theirs'): void;
   onSignOut(): void;
   /** The draft being edited, and switching to another. */
@@ -158,6 +160,17 @@ export function Toolbar(p: ToolbarProps) {
       >
         {saveText(p.save)}
       </span>
+      {p.diskDrift ? (
+        <button
+          type="button"
+          className="drift-chip"
+          onClick={p.diskDrift.onOpen}
+          title={`Changed on disk since this draft started: ${p.diskDrift.files.join(', ') || 'the mesh directory'}. Review, rebase or start again.`}
+          data-testid="disk-drift"
+        >
+          Changed on disk
+        </button>
+      ) : null}
       {p.save.state === 'conflict' ? (
         <span className="button-row">
           <button type="button" onClick={() => p.onResolveConflict('theirs')}>

@@ -1,6 +1,7 @@
 /** Query keys and fetchers, in one place (TanStack Query `queryOptions` factories). */
 import { queryOptions } from '@tanstack/react-query';
 import { ApplyList, ApplyRecord } from '@/lib/console/applyRecord';
+import { DiskState } from '@/lib/console/diskDrift';
 import type { DraftState } from '@/lib/console/draftDoc';
 import type { DraftParsePack } from '@/lib/console/draftParsePack';
 import type { L7mpConfig } from '@/lib/model/l7mp';
@@ -112,6 +113,20 @@ export function applyRecordQuery(id: number) {
     queryKey: [...appliesKey, id] as const,
     queryFn: async ({ signal }) =>
       ApplyRecord.parse(await apiFetch<unknown>(`/api/applies/${id}`, { signal })),
+    staleTime: Infinity,
+    retry: false,
+  });
+}
+
+/**
+ * The draft's base files against the mesh directory now (GET /api/draft/disk), read again whenever the
+ * control plane reloads the directory (`loadedAt` of the live state) and after a rebase or reset.
+ */
+export function diskStateQuery(draftId: string, loadedAt: string | undefined) {
+  return queryOptions({
+    queryKey: ['draft-disk', draftId, loadedAt ?? ''] as const,
+    queryFn: async ({ signal }) =>
+      DiskState.parse(await apiFetch<unknown>(withDraft('/api/draft/disk', draftId), { signal })),
     staleTime: Infinity,
     retry: false,
   });

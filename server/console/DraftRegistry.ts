@@ -10,9 +10,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import type { DraftState } from '@/lib/console/draftDoc';
 import { DraftId, MAIN_DRAFT } from '@/lib/console/draftIds';
-import { DraftStore, type FieldError } from './DraftStore';
+import { DraftStore, type DraftWithBase, type FieldError } from './DraftStore';
 import { writeFileAtomic } from './meshDirFiles';
 
 export { DraftId, MAIN_DRAFT };
@@ -123,11 +122,11 @@ export class DraftRegistry {
     const parsed = CreateDraftBody.safeParse(body);
     if (!parsed.success) return invalid(parsed.error);
     const { name, from } = parsed.data;
-    let source: DraftState | undefined;
+    let source: DraftWithBase | undefined;
     if (from !== undefined) {
       const store = await this.get(from);
       if (!store) return notFound(from, 'from');
-      source = await store.get();
+      source = await store.withBase();
     }
     return this.exclusive(async (): Promise<RegistryOutcome<DraftSummary>> => {
       const entries = await this.load();
@@ -152,7 +151,7 @@ export class DraftRegistry {
       const store = this.makeStore(id);
       try {
         await mkdir(this.draftDir(id), { recursive: true });
-        if (source) await store.initFrom(source);
+        if (source) await store.initFrom(source.state, source.base);
         const state = await store.get();
         await this.saveIndex([...entries, entry]);
         this.stores.set(id, store);

@@ -3,8 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DraftState, LAYOUT_FILE } from '@/lib/console/draftDoc';
+import { DraftRegistry } from './DraftRegistry';
 import { DraftStore } from './DraftStore';
-import { meshDirHash, readMeshDirContent } from './meshDirFiles';
+import { meshDirDoc, meshDirHash, readMeshDirContent } from './meshDirFiles';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const warnings: string[] = [];
@@ -69,7 +70,7 @@ describe('DraftStore', () => {
     // The mesh directory itself is not touched by a save.
     await expect(stat(path.join(meshDir, 'new.yaml'))).rejects.toThrow(/ENOENT/);
     // No temp files are left behind by the atomic writes.
-    expect(await readdir(path.join(stateDir, 'console'))).toEqual(['draft.json']);
+    expect((await readdir(path.join(stateDir, 'console'))).sort()).toEqual(['base.json', 'draft.json']);
   });
 
   it('refuses a stale baseRevision with 409 and the current state, and keeps the newer draft', async () => {
@@ -176,5 +177,136 @@ describe('DraftStore', () => {
     );
     expect(results.map((r) => (r.ok ? 200 : r.status)).sort()).toEqual([200, 409]);
     expect((await store().get()).revision).toBe(1);
+  });
+});
+
+describe('DraftStore: the base (the files a draft started from)', () => {
+  const diskDoc = async () => meshDirDoc(await readMeshDirContent(meshDir));
+  const baseFile = () => path.join(stateDir, 'console', 'base.json');
+
+  it('is kept when the draft starts from the mesh directory, in base.json (0600), and survives a restart', async () => {
+    await writeFile(path.join(meshDir, LAYOUT_FILE), JSON.stringify({ n: { x: 1, y: 2 } }));
+    const s = store();
+    const s0 = await s.get();
+    const disk = await diskDoc();
+    expect(disk.layout).toEqual({ n: { x: 1, y: 2 } });
+    expect(await s.base()).toEqual(disk);
+    // Edits change the draft, never its base.
+    await s.save({ draft: { files: { 'mine.yaml': '# mine\n' }, layout: {} }, baseRevision: 0 });
+    expect(await store().base()).toEqual(disk);
+    expect(await s.withBase()).toEqual({ state: await s.get(), base: disk });
+    const saved = JSON.parse(await readFile(baseFile(), 'utf8'));
+    expect(saved).toEqual({ format: 1, baseHash: s0.baseHash, base: disk });
+    expect((await stat(baseFile())).mode & 0o777).toBe(0o600);
+  });
+
+  it('follows a reset to the files the directory holds then', async () => {
+    const s = store();
+    await s.get();
+    await writeFile(path.join(meshDir, 'added.yaml'), '# added outside\n');
+    await s.reset();
+    expect((await s.base())!.files['added.yaml']).toBe('# added outside\n');
+    expect(await s.base()).toEqual(await diskDoc());
+  });
+
+  it('after an apply is what the apply left in the directory (markApplied)', async () => {
+    const s = store();
+    const s0 = await s.get();
+    await writeFile(path.join(meshDir, 'applied.yaml'), '# applied\n');
+    const now = await readMeshDirContent(meshDir);
+    const marked = await s.markApplied(meshDirHash(now), meshDirDoc(now));
+    expect(marked.baseHash).not.toBe(s0.baseHash);
+    expect(marked.revision).toBe(s0.revision);
+    expect((await store().base())!.files['applied.yaml']).toBe('# applied\n');
+  });
+
+  it('is inherited by a named draft made as a copy, and not by a fresh one', async () => {
+    const registry = new DraftRegistry({ meshDir, stateDir, logger });
+    const main0 = await registry.main.get();
+    const mainBase = await registry.main.base();
+    // The directory moves on before the copy is made: the copy takes main's base, not the directory's files.
+    await writeFile(path.join(meshDir, 'later.yaml'), '# later\n');
+    const copy = await registry.create({ name: 'Copy', from: 'main' });
+    if (!copy.ok) throw new Error(JSON.stringify(copy));
+    const copied = (await registry.get(copy.body.id))!;
+    expect((await copied.get()).baseHash).toBe(main0.baseHash);
+    expect(await copied.base()).toEqual(mainBase);
+    expect(await readdir(path.join(stateDir, 'console', 'drafts', copy.body.id))).toContain('base.json');
+
+    const fresh = await registry.create({ name: 'Fresh' });
+    if (!fresh.ok) throw new Error(JSON.stringify(fresh));
+    expect((await (await registry.get(fresh.body.id))!.base())!.files['later.yaml']).toBe('# later\n');
+  });
+
+  it('is undefined, without throwing, when base.json is missing, corrupt, or of another base', async () => {
+    const s0 = await store().get();
+    await rm(baseFile());
+    expect(await store().base()).toBeUndefined();
+    expect(await store().withBase()).toEqual({ state: s0 });
+
+    await writeFile(baseFile(), '{"format":1, "baseHash": trunc');
+    expect(await store().base()).toBeUndefined();
+    await writeFile(baseFile(), JSON.stringify({ format: 1, baseHash: s0.baseHash, base: { files: 3 } }));
+    expect(await store().base()).toBeUndefined();
+
+    const other = { format: 1, baseHash: 'f'.repeat(64), base: s0.draft };
+    await writeFile(baseFile(), JSON.stringify(other));
+    expect(await store().base()).toBeUndefined();
+    // The same file with the right hash is read: only the hash made the difference above.
+    await writeFile(baseFile(), JSON.stringify({ ...other, baseHash: s0.baseHash }));
+    expect(await store().base()).toEqual(s0.draft);
+    expect(warnings).toEqual([]);
+  });
+
+  it('adoptBase keeps the base of an older draft only for its own hash and only once', async () => {
+    const s = store();
+    const s0 = await s.get();
+    await rm(baseFile());
+    const disk = await diskDoc();
+    expect(await s.adoptBase(disk, 'f'.repeat(64))).toBe(false);
+    expect(await s.base()).toBeUndefined();
+    expect(await s.adoptBase(disk, s0.baseHash)).toBe(true);
+    expect(await s.base()).toEqual(disk);
+    expect(await s.adoptBase({ files: {}, layout: {} }, s0.baseHash)).toBe(false);
+    expect(await s.base()).toEqual(disk);
+  });
+
+  it('rebaseOnto saves the files, the new base and its hash together, bumping the revision once', async () => {
+    const s = store();
+    const s0 = await s.get();
+    const newBase = { files: { 'b.yaml': '# b\n' }, layout: {} };
+    const draft = { files: { 'b.yaml': '# b\n', 'mine.yaml': '# mine\n' }, layout: {} };
+    const stale = await s.rebaseOnto({ revision: 5, draft, base: newBase, baseHash: 'h'.repeat(64) });
+    if (stale.ok || stale.status !== 409) throw new Error(`expected 409, got ${JSON.stringify(stale)}`);
+    expect(stale.body.current).toEqual(s0);
+    expect(await store().base()).toEqual(s0.draft);
+
+    const r = await s.rebaseOnto({ revision: 0, draft, base: newBase, baseHash: 'h'.repeat(64) });
+    if (!r.ok) throw new Error(JSON.stringify(r));
+    expect(r.state).toMatchObject({ revision: 1, baseHash: 'h'.repeat(64), draft });
+    const again = store();
+    expect(await again.get()).toEqual(r.state);
+    expect(await again.base()).toEqual(newBase);
+
+    const bad = await s.rebaseOnto({
+      revision: 1,
+      draft: { files: { 'x.txt': '' }, layout: {} },
+      base: newBase,
+      baseHash: 'i'.repeat(64),
+    });
+    expect(bad).toMatchObject({ ok: false, status: 400 });
+    expect(await store().get()).toEqual(r.state);
+  });
+
+  it("another mesh directory's draft is parked with its base, which comes back with it", async () => {
+    const first = store();
+    const s0 = await first.get();
+    const otherDir = path.join(tmp, 'other');
+    await copyDir(path.join(REPO, 'examples', 'canary'), otherDir, { recursive: true });
+    const other = new DraftStore({ meshDir: otherDir, stateDir, logger });
+    expect(Object.keys((await other.base())!.files)).toEqual(Object.keys((await other.get()).draft.files));
+    const back = store();
+    expect((await back.get()).baseHash).toBe(s0.baseHash);
+    expect(await back.base()).toEqual(s0.draft);
   });
 });

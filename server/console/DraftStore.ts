@@ -2,7 +2,9 @@
  * The console's draft, kept on the server (issue 5 §1: it survives a page reload and a server
  * restart). It lives in `<stateDir>/console/draft.json`, written atomically on every accepted save;
  * it starts as a copy of the mesh directory's manifests and layout file. Saves name the revision
- * they were based on, so two tabs cannot overwrite each other silently.
+ * they were based on, so two tabs cannot overwrite each other silently. Beside it, `base.json` keeps
+ * the files the draft started from (its base), so that a draft can be rebased when the directory
+ * moves on under it (server/console/diskDrift.ts).
  *
  * Methods answer with outcomes instead of throwing classes: route handlers are bundled apart from
  * the server that creates the store, so `instanceof` would not recognise its errors there.
@@ -45,6 +47,32 @@ const DraftFile = z.strictObject({
 });
 type DraftFile = z.infer<typeof DraftFile>;
 
+/** What the base file holds: the files a draft started from, and their hash (the state's baseHash). */
+const BaseFile = z.strictObject({
+  format: z.literal(1),
+  baseHash: z.string(),
+  base: DraftDoc,
+});
+type BaseFile = z.infer<typeof BaseFile>;
+
+/** A draft with the files it started from, when they are kept. */
+export interface DraftWithBase {
+  state: DraftState;
+  base?: DraftDoc;
+}
+
+/** The body of `DraftStore.rebaseOnto`: merged files and the directory content they were merged onto. */
+export interface RebaseOntoInput {
+  /** The revision the merge started from; another one is refused (409). */
+  revision: number;
+  draft: DraftDoc;
+  /** The mesh directory's files the draft now starts from, and their hash. */
+  base: DraftDoc;
+  baseHash: string;
+}
+
+export type RebaseOntoOutcome = { ok: true; state: DraftState } | Exclude<SaveOutcome, { ok: true }>;
+
 export type SaveOutcome =
   | { ok: true; revision: number; updatedAt: string }
   | { ok: false; status: 400; body: { error: string; fields: FieldError[] } }
@@ -66,6 +94,8 @@ export interface DraftStoreOptions {
 /** Keeps one draft per mesh directory; see the file comment. */
 export class DraftStore {
   readonly file: string;
+  /** The files the draft started from (see the file comment). */
+  readonly baseFile: string;
   private readonly consoleDir: string;
   private readonly logger: Pick<Console, 'warn'>;
   private readonly now: () => Date;
@@ -79,6 +109,7 @@ export class DraftStore {
     this.consoleDir = options.dir ?? path.join(options.stateDir, 'console');
     this.applyLock = options.applyLock ?? { busy: false };
     this.file = path.join(this.consoleDir, 'draft.json');
+    this.baseFile = path.join(this.consoleDir, 'base.json');
     this.logger = options.logger ?? console;
     this.now = options.now ?? (() => new Date());
   }
@@ -91,6 +122,37 @@ export class DraftStore {
   /** The current draft, loading it from disk (or starting it from the mesh directory) on first use. */
   get(): Promise<DraftState> {
     return this.exclusive(() => this.current());
+  }
+
+  /**
+   * The files the draft started from, or undefined when they are not kept for its baseHash (a draft
+   * older than the base file, or a base file that is missing, unreadable or of another base).
+   */
+  base(): Promise<DraftDoc | undefined> {
+    return this.exclusive(async () => this.readBase((await this.current()).baseHash));
+  }
+
+  /** The draft and its base, read together (no save can come between them). */
+  withBase(): Promise<DraftWithBase> {
+    return this.exclusive(async () => {
+      const state = await this.current();
+      const base = await this.readBase(state.baseHash);
+      return base ? { state, base } : { state };
+    });
+  }
+
+  /**
+   * Keeps these files as the draft's base when their hash is its baseHash and no base is kept yet
+   * (a draft started before base files were kept, seen while the directory is unchanged). Whether
+   * they were kept.
+   */
+  adoptBase(base: DraftDoc, baseHash: string): Promise<boolean> {
+    return this.exclusive(async () => {
+      const state = await this.current();
+      if (state.baseHash !== baseHash || (await this.readBase(baseHash))) return false;
+      await this.writeBase(base, baseHash);
+      return true;
+    });
   }
 
   /**
@@ -109,15 +171,7 @@ export class DraftStore {
       } catch (e) {
         return { ok: false, status: 500, body: { error: (e as Error).message } };
       }
-      if (baseRevision !== current.revision)
-        return {
-          ok: false,
-          status: 409,
-          body: {
-            error: `the draft was saved elsewhere since revision ${baseRevision} (it is at revision ${current.revision}): reload it and edit again`,
-            current,
-          },
-        };
+      if (baseRevision !== current.revision) return staleRevision(baseRevision, current);
       const next: DraftState = {
         draft,
         revision: current.revision + 1,
@@ -136,12 +190,13 @@ export class DraftStore {
 
   /**
    * Starts this draft from another draft's content (a named draft made as a copy); revision 0, the
-   * source's base hash. Refused (false) if this draft already exists on disk.
+   * source's base hash and, when given, its base files. Refused (false) if this draft already exists on disk.
    */
-  initFrom(source: DraftState): Promise<boolean> {
+  initFrom(source: DraftState, base?: DraftDoc): Promise<boolean> {
     return this.exclusive(async () => {
       const meshDir = await this.resolvedMeshDir();
       if (this.state || (await this.load(meshDir))) return false;
+      if (base) await this.writeBase(base, source.baseHash);
       await this.persist({ ...source, revision: 0, updatedAt: this.now().toISOString() });
       return true;
     });
@@ -151,18 +206,56 @@ export class DraftStore {
   reset(): Promise<DraftState> {
     return this.exclusive(async () => {
       const previous = await this.current().catch(() => undefined);
-      const next = await this.fromMeshDir((previous?.revision ?? -1) + 1);
+      return this.startFromMeshDir((previous?.revision ?? -1) + 1);
+    });
+  }
+
+  /** Records that the mesh directory now holds `base`, of this content hash (after an apply wrote the draft). */
+  markApplied(baseHash: string, base: DraftDoc): Promise<DraftState> {
+    return this.exclusive(async () => {
+      const next = { ...(await this.current()), baseHash };
+      await this.writeBase(base, baseHash);
       await this.persist(next);
       return next;
     });
   }
 
-  /** Records that the mesh directory now has this content hash (after an apply wrote the draft). */
-  markApplied(baseHash: string): Promise<DraftState> {
-    return this.exclusive(async () => {
-      const next = { ...(await this.current()), baseHash };
-      await this.persist(next);
-      return next;
+  /**
+   * Saves merged files as the next revision with a new base (a rebase onto the mesh directory): the
+   * files, the base and its hash change together, or nothing does. 409 with the current state when
+   * `revision` is not the current one; 400 when the merged files are not a valid draft.
+   */
+  rebaseOnto(input: RebaseOntoInput): Promise<RebaseOntoOutcome> {
+    const fields = draftBodyProblems({ draft: input.draft, baseRevision: input.revision });
+    if (fields.length > 0)
+      return Promise.resolve({
+        ok: false,
+        status: 400,
+        body: { error: 'the merged files are not a valid draft', fields },
+      });
+    return this.exclusive(async (): Promise<RebaseOntoOutcome> => {
+      let current: DraftState;
+      try {
+        current = await this.current();
+      } catch (e) {
+        return { ok: false, status: 500, body: { error: (e as Error).message } };
+      }
+      if (input.revision !== current.revision) return staleRevision(input.revision, current);
+      const next: DraftState = {
+        draft: input.draft,
+        revision: current.revision + 1,
+        baseHash: input.baseHash,
+        updatedAt: this.now().toISOString(),
+      };
+      try {
+        // The base first: if the draft's write then fails, the old state's hash no longer matches the
+        // new base file, so base() answers undefined instead of pairing the old draft with the new base.
+        await this.writeBase(input.base, input.baseHash);
+        await this.persist(next);
+      } catch (e) {
+        return { ok: false, status: 500, body: { error: `cannot save the draft: ${(e as Error).message}` } };
+      }
+      return { ok: true, state: next };
     });
   }
 
@@ -187,9 +280,33 @@ export class DraftStore {
     const meshDir = await this.resolvedMeshDir();
     const loaded = await this.load(meshDir);
     if (loaded) return (this.state = loaded);
-    const fresh = await this.fromMeshDir(0);
-    await this.persist(fresh);
-    return fresh;
+    return this.startFromMeshDir(0);
+  }
+
+  /** Starts the draft from the mesh directory's files, keeping them as its base. */
+  private async startFromMeshDir(revision: number): Promise<DraftState> {
+    const { state, base } = await this.fromMeshDir(revision);
+    await this.writeBase(base, state.baseHash);
+    await this.persist(state);
+    return state;
+  }
+
+  /** The kept base if it is the one of this hash; never throws (no usable base is undefined). */
+  private async readBase(baseHash: string): Promise<DraftDoc | undefined> {
+    let text: string;
+    try {
+      text = await readFile(this.baseFile, 'utf8');
+    } catch {
+      return undefined;
+    }
+    const parsed = BaseFile.safeParse(safeJson(text));
+    if (!parsed.success || parsed.data.baseHash !== baseHash) return undefined;
+    return parsed.data.base;
+  }
+
+  private async writeBase(base: DraftDoc, baseHash: string): Promise<void> {
+    const file: BaseFile = { format: 1, baseHash, base };
+    await writeFileAtomic(this.baseFile, `${JSON.stringify(file)}\n`, 0o600);
   }
 
   /** The saved draft of this mesh directory, or undefined if there is none (or it cannot be used). */
@@ -217,6 +334,7 @@ export class DraftStore {
     // Another mesh directory's draft: parked under its own name, restored when that directory is served again.
     const parked = this.parkedFile(saved.meshDir);
     await rename(this.file, parked);
+    await renameIfThere(this.baseFile, this.parkedBaseFile(saved.meshDir));
     this.logger.warn(
       `meshdeck console: the draft of ${saved.meshDir} is kept in ${parked} while ${meshDir} is served`,
     );
@@ -234,14 +352,16 @@ export class DraftStore {
     const saved = DraftFile.safeParse(safeJson(text));
     if (!saved.success || saved.data.meshDir !== meshDir) return undefined;
     await rename(parked, this.file);
+    await renameIfThere(this.parkedBaseFile(meshDir), this.baseFile);
     return saved.data.state;
   }
 
   private parkedFile(meshDir: string): string {
-    return path.join(
-      this.consoleDir,
-      `draft-${createHash('sha256').update(meshDir).digest('hex').slice(0, 16)}.json`,
-    );
+    return path.join(this.consoleDir, `draft-${pathKey(meshDir)}.json`);
+  }
+
+  private parkedBaseFile(meshDir: string): string {
+    return path.join(this.consoleDir, `base-${pathKey(meshDir)}.json`);
   }
 
   /** Renames the draft file out of the way (never deleted: it may hold work); returns the new name. */
@@ -260,15 +380,14 @@ export class DraftStore {
       await rm(path.join(this.consoleDir, n), { force: true });
   }
 
-  private async fromMeshDir(revision: number): Promise<DraftState> {
+  private async fromMeshDir(revision: number): Promise<{ state: DraftState; base: DraftDoc }> {
     const content = await readMeshDirContent(this.options.meshDir);
     const { layout, problem } = parseLayout(content.layoutText);
     if (problem) this.logger.warn(`meshdeck console: ${problem}; the draft starts without positions`);
+    const base = { files: content.files, layout };
     return {
-      draft: { files: content.files, layout },
-      revision,
-      baseHash: meshDirHash(content),
-      updatedAt: this.now().toISOString(),
+      state: { draft: base, revision, baseHash: meshDirHash(content), updatedAt: this.now().toISOString() },
+      base,
     };
   }
 
@@ -316,6 +435,30 @@ export function zodFieldErrors(error: z.ZodError): FieldError[] {
   return error.issues.map((i) => {
     const inner = i.code === 'invalid_key' ? i.issues[0]?.message : undefined;
     return { path: formatFieldPath(i.path as PropertyKey[]) || '(body)', message: inner ?? i.message };
+  });
+}
+
+function staleRevision(
+  named: number,
+  current: DraftState,
+): { ok: false; status: 409; body: { error: string; current: DraftState } } {
+  return {
+    ok: false,
+    status: 409,
+    body: {
+      error: `the draft was saved elsewhere since revision ${named} (it is at revision ${current.revision}): reload it and edit again`,
+      current,
+    },
+  };
+}
+
+function pathKey(meshDir: string): string {
+  return createHash('sha256').update(meshDir).digest('hex').slice(0, 16);
+}
+
+async function renameIfThere(from: string, to: string): Promise<void> {
+  await rename(from, to).catch((e: NodeJS.ErrnoException) => {
+    if (e.code !== 'ENOENT') throw e;
   });
 }
 

@@ -19,6 +19,7 @@ import type { ApplyHistory } from './ApplyHistory';
 import { type DraftStore, type FieldError, zodFieldErrors } from './DraftStore';
 import {
   formatLayout,
+  meshDirDoc,
   meshDirHash,
   parseLayout,
   readMeshDirContent,
@@ -201,7 +202,10 @@ async function applyLocked(options: ApplyDraftOptions, req: ApplyBody): Promise<
     };
   }
   const writtenAt = new Date().toISOString();
-  await drafts.markApplied(meshDirHash(await readMeshDirContent(drafts.meshDir)));
+  // Read back, not taken from the draft: the hash and the kept base must both be what the directory holds
+  // (a layout file the draft left alone keeps its own text).
+  const now = await readMeshDirContent(drafts.meshDir);
+  await drafts.markApplied(meshDirHash(now), meshDirDoc(now));
   const changed = applied.length > 0 || deleted.length > 0;
   const record = (outcome: Pick<ApplyRecord, 'proxies' | 'timedOut' | 'error'>) =>
     changed

@@ -7,7 +7,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { DraftPath, LAYOUT_FILE, NodePosition } from '@/lib/console/draftDoc';
+import { type DraftDoc, DraftPath, LAYOUT_FILE, NodePosition } from '@/lib/console/draftDoc';
 import { z } from 'zod';
 import { readManifestDir } from '../manifestDir';
 
@@ -79,6 +79,11 @@ export function parseLayout(text: string | undefined): {
   const parsed = Layout.safeParse(raw);
   if (!parsed.success) return { layout: {}, problem: `${LAYOUT_FILE} is not a map of node id -> {x, y}` };
   return { layout: parsed.data };
+}
+
+/** A mesh directory's content as a draft holds it: the files, and the layout file's positions. */
+export function meshDirDoc(content: MeshDirContent): DraftDoc {
+  return { files: content.files, layout: parseLayout(content.layoutText).layout };
 }
 
 /** The layout file's text (moved to lib/console/draftDoc.ts: the console diffs it too). */

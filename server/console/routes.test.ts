@@ -3,13 +3,15 @@
  * real DraftStore on a temp copy of seed Example 1 and real sessions: the refusals (401, 403, 400,
  * 409, 503) and the happy paths that need no running mesh.
  */
-import { cp as copyDir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { cp as copyDir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GET as getApply } from '@/app/api/applies/[id]/route';
 import { GET as listApplies } from '@/app/api/applies/route';
 import { POST as postApply } from '@/app/api/apply/route';
+import { GET as getDisk } from '@/app/api/draft/disk/route';
+import { POST as postRebase } from '@/app/api/draft/rebase/route';
 import { POST as postReset } from '@/app/api/draft/reset/route';
 import { GET as getDraft, PUT as putDraft } from '@/app/api/draft/route';
 import { DELETE as deleteDraft, PATCH as patchDraft } from '@/app/api/drafts/[id]/route';
@@ -20,6 +22,7 @@ import { GET as getDesired } from '@/app/api/proxies/[id]/desired/route';
 import { GET as getLive } from '@/app/api/proxies/[id]/live/route';
 import { DELETE as deleteSession, GET as getSession, POST as postSession } from '@/app/api/session/route';
 import { ApplyList, ApplyRecord } from '@/lib/console/applyRecord';
+import { DiskState, diskMoved } from '@/lib/console/diskDrift';
 import { DraftState } from '@/lib/console/draftDoc';
 import { fileObjects } from '@/lib/console/draftModel';
 import type { DraftParsePack } from '@/lib/console/draftParsePack';
@@ -34,11 +37,12 @@ const BASE = 'http://127.0.0.1:3100';
 const TOKEN = 'route-test-token';
 
 let tmp: string;
+let meshDir: string;
 let registry: DraftRegistry;
 
 beforeEach(async () => {
   tmp = await mkdtemp(path.join(os.tmpdir(), 'md-routes-'));
-  const meshDir = path.join(tmp, 'mesh');
+  meshDir = path.join(tmp, 'mesh');
   await copyDir(path.join(REPO, 'examples', 'seed-example-1'), meshDir, { recursive: true });
   registry = new DraftRegistry({ meshDir, stateDir: path.join(tmp, 'state'), logger: { warn: () => {} } });
   setConsoleAuth(new ConsoleAuth(TOKEN));
@@ -132,6 +136,7 @@ describe('mutations need a session, its CSRF token and the same origin', () => {
   const mutations: [string, (r: Request) => Promise<Response>, string, unknown][] = [
     ['PUT /api/draft', putDraft, '/api/draft', { draft: { files: {}, layout: {} }, baseRevision: 0 }],
     ['POST /api/draft/reset', postReset, '/api/draft/reset', {}],
+    ['POST /api/draft/rebase', postRebase, '/api/draft/rebase', { revision: 0 }],
     ['POST /api/apply', postApply, '/api/apply', { revision: 0 }],
     ['POST /api/probe', postProbe, '/api/probe', { listener: 'gateway-vsvc', payload: 'x' }],
   ];
@@ -345,9 +350,54 @@ describe('/api/draft', () => {
     expect(after.map((d) => d.id)).toEqual(['main', 'copy-of-main']);
   });
 
+  it('GET /api/draft/disk is open and says whether the mesh directory moved; POST /api/draft/rebase follows it', async () => {
+    const { cookie, csrf } = await signIn();
+    const headers = { cookie, [CSRF_HEADER]: csrf };
+    const s0 = DraftState.parse(await (await getDraft(req('GET', '/api/draft'))).json());
+    const edited = { ...s0.draft, files: { ...s0.draft.files, 'extra.yaml': '# mine\n' } };
+    await putDraft(req('PUT', '/api/draft', { body: { draft: edited, baseRevision: 0 }, headers }));
+
+    const still = await getDisk(req('GET', '/api/draft/disk'));
+    expect(still.status).toBe(200);
+    expect(diskMoved(DiskState.parse(await still.json()))).toBe(false);
+
+    const pulled = (await readFile(path.join(meshDir, 'cluster.yaml'), 'utf8')).replace(
+      'port: 9999',
+      'port: 9998',
+    );
+    await writeFile(path.join(meshDir, 'cluster.yaml'), pulled);
+    const moved = DiskState.parse(await (await getDisk(req('GET', '/api/draft/disk'))).json());
+    expect(diskMoved(moved)).toBe(true);
+    expect(moved.base).toEqual(s0.draft);
+    expect(moved.disk.files['cluster.yaml']).toBe(pulled);
+
+    const res = await postRebase(req('POST', '/api/draft/rebase', { body: { revision: 1 }, headers }));
+    expect(res.status).toBe(200);
+    const { state, rebased } = (await res.json()) as { state: unknown; rebased: boolean };
+    expect(rebased).toBe(true);
+    const after = DraftState.parse(state);
+    expect(after.revision).toBe(2);
+    expect(after.draft.files['cluster.yaml']).toBe(pulled);
+    expect(after.draft.files['extra.yaml']).toBe('# mine\n');
+    expect(diskMoved(DiskState.parse(await (await getDisk(req('GET', '/api/draft/disk'))).json()))).toBe(
+      false,
+    );
+
+    const stale = await postRebase(req('POST', '/api/draft/rebase', { body: { revision: 1 }, headers }));
+    expect(stale.status).toBe(409);
+    expect(
+      (await postRebase(req('POST', '/api/draft/rebase', { body: { revison: 2 }, headers }))).status,
+    ).toBe(400);
+    expect((await getDisk(req('GET', '/api/draft/disk?draft=nope'))).status).toBe(404);
+    expect((await getDisk(req('GET', '/api/draft/disk', { headers: { host: 'evil.example' } }))).status).toBe(
+      403,
+    );
+  });
+
   it('answers 503 when no console runs in the process', async () => {
     setConsoleContext(undefined);
     expect((await getDraft(req('GET', '/api/draft'))).status).toBe(503);
+    expect((await getDisk(req('GET', '/api/draft/disk'))).status).toBe(503);
   });
 });
 

@@ -1,4 +1,3 @@
-import { type FSWatcher, watch } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { MeshEngine } from '@/lib/engine/meshEngine';
@@ -30,6 +29,7 @@ import {
 } from './proxyLiveState';
 import { grpcProxyLiveState, grpcSyncFields } from './xdsLiveState';
 import { XdsStreamTracker } from './xdsStreamTracker';
+import { type TreeWatcher, watchTree } from './watchTree';
 
 export interface ControlPlaneOptions {
   /** A mesh directory (resources + Services + Pods), as the CLI reads it. */
@@ -89,7 +89,7 @@ export class ControlPlane {
   private readonly podsDir: string;
   private readonly logger: Pick<Console, 'info' | 'warn' | 'error'>;
   private pollTimer: NodeJS.Timeout | undefined;
-  private watcher: FSWatcher | undefined;
+  private watcher: TreeWatcher | undefined;
   private stopped = false;
   private readonly xds: { publisher: MeshXdsPublisher; server: AdsServer } | undefined;
   private xdsListening: XdsListening | undefined;
@@ -181,24 +181,19 @@ export class ControlPlane {
   /** Reloads when a file of the mesh directory changes (debounced): an edit is a model change. */
   private watchMeshDir(): void {
     let timer: NodeJS.Timeout | undefined;
-    try {
-      this.watcher = watch(this.options.meshDir, { recursive: true }, (_event, file) => {
-        if (file && !/\.(ya?ml|json)$/.test(String(file))) return;
+    this.watcher = watchTree(
+      this.options.meshDir,
+      (file) => {
+        if (!/\.(ya?ml|json)$/.test(file) && /\.[^/]*$/.test(file)) return;
         clearTimeout(timer);
         timer = setTimeout(() => {
           this.reload().catch((e: Error) =>
             this.logger.error(`meshdeck: reloading ${this.options.meshDir} failed: ${e.message}`),
           );
         }, 150);
-      });
-      this.watcher.on('error', (e) =>
-        this.logger.warn(`meshdeck: watching ${this.options.meshDir} stopped: ${e.message}`),
-      );
-    } catch (e) {
-      this.logger.warn(
-        `meshdeck: cannot watch ${this.options.meshDir} (${(e as Error).message}); edits need a restart`,
-      );
-    }
+      },
+      { logger: this.logger },
+    );
   }
 
   /** The last lines an l7mp process printed (stdout, stderr and the supervisor's own notes). */

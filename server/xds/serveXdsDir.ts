@@ -3,7 +3,7 @@
  * every proxy's xDS resources into a SnapshotCache and serves them; watches the directory (recursive,
  * 150 ms debounce) and re-renders and pushes on edits.
  */
-import { type FSWatcher, watch } from 'node:fs';
+import { watchTree } from '../controlPlane/watchTree';
 import { compileMesh } from '@/lib/engine/compileMesh';
 import { parseManifests } from '@/lib/parse/parseManifests';
 import { readManifestDir } from '../manifestDir';
@@ -78,18 +78,16 @@ export async function serveXdsDir(o: ServeXdsDirOptions): Promise<XdsDirServer> 
   });
 
   let timer: NodeJS.Timeout | undefined;
-  let watcher: FSWatcher | undefined;
-  try {
-    watcher = watch(o.dir, { recursive: true }, () => {
+  const watcher = watchTree(
+    o.dir,
+    () => {
       clearTimeout(timer);
       timer = setTimeout(() => {
         reload().catch((e: Error) => warn(`meshdeck xDS: reload of ${o.dir} failed: ${e.message}`));
       }, o.debounceMs ?? 150);
-    });
-    watcher.on('error', (e) => warn(`meshdeck xDS: watching ${o.dir}: ${e.message}`));
-  } catch (e) {
-    warn(`meshdeck xDS: cannot watch ${o.dir}: ${(e as Error).message}`);
-  }
+    },
+    { logger: { warn } },
+  );
 
   return {
     port,
@@ -97,7 +95,7 @@ export async function serveXdsDir(o: ServeXdsDirOptions): Promise<XdsDirServer> 
     reload,
     async stop() {
       clearTimeout(timer);
-      watcher?.close();
+      watcher.close();
       await reloading.catch(() => undefined);
       await server.stop();
     },

@@ -1,0 +1,24 @@
+import { diskState } from '@/server/console/diskDrift';
+import { getConsoleContext } from '@/server/console/consoleContext';
+import { draftOf, jsonResponse, notServing, refuseForeign } from '@/server/console/routeUtil';
+
+export const dynamic = 'force-dynamic';
+export const runtime = 'nodejs';
+
+/**
+ * Whether the mesh directory moved away from a draft's base (`?draft=<id>`): DiskState, with the
+ * directory's files now and, when kept, the files the draft started from. An open read, like the draft.
+ */
+export async function GET(req: Request): Promise<Response> {
+  const refused = refuseForeign(req);
+  if (refused) return refused;
+  const ctx = getConsoleContext();
+  if (!ctx) return notServing('no console draft in this process');
+  try {
+    const d = await draftOf(req, ctx);
+    if (!d.ok) return d.response;
+    return jsonResponse(await diskState(d.store));
+  } catch (e) {
+    return jsonResponse({ error: `cannot read the mesh directory: ${(e as Error).message}` }, 500);
+  }
+}

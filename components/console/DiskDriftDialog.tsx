@@ -1,0 +1,260 @@
+'use client';
+
+import { useState } from 'react';
+import type { DiskConflictChoice, DiskState } from '@/lib/console/diskDrift';
+import type { DraftDoc } from '@/lib/console/draftDoc';
+import { filesDiff } from '@/lib/console/filesDiff';
+import type { MergedObject, RebaseConflict } from '@/lib/gitops/rebaseDraft';
+import { ApiError, apiFetch, errorMessage } from './api';
+import { DiffSectionView } from './ConfigDiffView';
+import { Dialog } from './Dialog';
+import { withDraft } from './draftId';
+import './historyDialog.css';
+
+export interface DiskDriftDialogProps {
+  open: boolean;
+  draftId: string;
+  /** The base and the disk (GET /api/draft/disk). */
+  disk: DiskState;
+  /** The draft being edited. */
+  draft: DraftDoc;
+  canWrite: boolean;
+  /** Saves the draft's edits; the revision saved, or null if it could not be saved. */
+  flush(): Promise<number | null>;
+  /** The server replaced the draft (rebased or started again): load it (undoable). */
+  onReplaced(message: string): void;
+  onClose(): void;
+}
+
+type Compare = 'disk' | 'draft';
+
+interface RebaseAnswer {
+  rebased: boolean;
+  merged: MergedObject[];
+  notes: string[];
+}
+
+/**
+ * The mesh directory changed on disk since the draft started (a `git pull`, an editor, another
+ * console): what changed there, what Apply would now overwrite, and the ways on: rebase the draft's
+ * own changes onto the disk's files object by object (conflicts settled here), or start again from
+ * the disk. Both replace the draft on the server and load it here, one Ctrl+Z from the draft as it was.
+ */
+export function DiskDriftDialog(p: DiskDriftDialogProps) {
+  const [compare, setCompare] = useState<Compare>(p.disk.base ? 'disk' : 'draft');
+  const [conflicts, setConflicts] = useState<RebaseConflict[]>([]);
+  const [choices, setChoices] = useState<Record<string, DiskConflictChoice>>({});
+  const [busy, setBusy] = useState<'rebase' | 'reset' | undefined>();
+  const [error, setError] = useState<string>();
+  const [confirmReset, setConfirmReset] = useState(false);
+  const base = p.disk.base;
+  const diff = compare === 'disk' && base ? filesDiff(base, p.disk.disk) : filesDiff(p.disk.disk, p.draft);
+
+  const rebase = async () => {
+    setBusy('rebase');
+    setError(undefined);
+    try {
+      const revision = await p.flush();
+      if (revision === null) {
+        setError('The draft could not be saved, so it was not rebased (see the save status).');
+        return;
+      }
+      const r = await apiFetch<RebaseAnswer>(withDraft('/api/draft/rebase', p.draftId), {
+        method: 'POST',
+        body: { revision, ...(Object.keys(choices).length ? { choices } : {}) },
+      });
+      const n = r.merged.length;
+      p.onReplaced(
+        `Rebased onto the files on disk; your change${n === 1 ? '' : 's'} to ${n} object${n === 1 ? '' : 's'} carried over${
+          r.notes.length ? ` (${r.notes.join('; ')})` : ''
+        }. Ctrl+Z shows the draft as it was.`,
+      );
+      p.onClose();
+    } catch (e) {
+      const body =
+        e instanceof ApiError ? (e.body as { conflicts?: RebaseConflict[] } | undefined) : undefined;
+      if (body?.conflicts?.length) {
+        setConflicts(body.conflicts);
+        // A choice for a conflict that is gone would be refused: keep only the current ones.
+        setChoices((c) =>
+          Object.fromEntries(Object.entries(c).filter(([k]) => body.conflicts!.some((x) => x.key === k))),
+        );
+      }
+      setError(errorMessage(e));
+    } finally {
+      setBusy(undefined);
+    }
+  };
+
+  const reset = async () => {
+    if (!confirmReset) {
+      setConfirmReset(true);
+      return;
+    }
+    setBusy('reset');
+    setError(undefined);
+    try {
+      await apiFetch(withDraft('/api/draft/reset', p.draftId), { method: 'POST' });
+      p.onReplaced('The draft starts again from the files on disk. Ctrl+Z shows the draft as it was.');
+      p.onClose();
+    } catch (e) {
+      setError(errorMessage(e));
+    } finally {
+      setBusy(undefined);
+      setConfirmReset(false);
+    }
+  };
+
+  const unresolved = conflicts.filter((c) => choices[c.key] === undefined).length;
+  const noWrite = p.canWrite ? undefined : 'Sign in to change the draft';
+  return (
+    <Dialog open={p.open} title="Files changed on disk" onClose={p.onClose} testId="disk-drift-dialog" wide>
+      <div className="drift">
+        <p className="history__muted">
+          The mesh directory changed since this draft started. The proxies already run the files on disk;
+          applying the draft as it is would overwrite those changes.
+        </p>
+        <div className="history__actions">
+          <div className="segmented" role="group" aria-label="Compare">
+            <button
+              type="button"
+              aria-pressed={compare === 'disk'}
+              disabled={!base}
+              title={base ? undefined : 'This draft does not know the files it started from'}
+              onClick={() => setCompare('disk')}
+              data-testid="drift-compare-disk"
+            >
+              What changed on disk
+            </button>
+            <button
+              type="button"
+              aria-pressed={compare === 'draft'}
+              onClick={() => setCompare('draft')}
+              data-testid="drift-compare-draft"
+            >
+              What Apply would overwrite
+            </button>
+          </div>
+          <span className="history__spacer" />
+          <button
+            type="button"
+            onClick={() => void reset()}
+            disabled={!p.canWrite || busy !== undefined}
+            title={noWrite ?? 'Drop the draft’s edits and start again from the files on disk'}
+            data-testid="drift-reset"
+          >
+            {confirmReset ? 'Drop my edits? Click again' : 'Start again from the disk'}
+          </button>
+          <button
+            type="button"
+            className="primary"
+            onClick={() => void rebase()}
+            disabled={!p.canWrite || !base || busy !== undefined || unresolved > 0}
+            title={
+              noWrite ??
+              (!base
+                ? 'This draft does not know the files it started from, so it cannot be rebased'
+                : unresolved > 0
+                  ? `Choose a version for ${unresolved} conflict(s) first`
+                  : 'Carry the draft’s own changes over onto the files on disk, object by object')
+            }
+            data-testid="drift-rebase"
+          >
+            {busy === 'rebase'
+              ? 'Rebasing…'
+              : conflicts.length
+                ? 'Rebase with these choices'
+                : 'Rebase my draft onto the disk'}
+          </button>
+        </div>
+        {error ? (
+          <p className="history__error" role="alert" data-testid="drift-error">
+            {error}
+          </p>
+        ) : null}
+        {conflicts.length ? (
+          <section className="drift__conflicts" data-testid="drift-conflicts" aria-label="Conflicts">
+            {conflicts.map((c) => (
+              <ConflictChoiceView
+                key={c.key}
+                conflict={c}
+                choice={choices[c.key]}
+                onChoose={(choice) => setChoices((cs) => ({ ...cs, [c.key]: choice }))}
+              />
+            ))}
+          </section>
+        ) : null}
+        <div className="history__files" data-testid="drift-files">
+          {diff.same ? (
+            <p className="diff-none" role="status" data-testid="drift-no-diff">
+              {compare === 'disk'
+                ? 'No file differs from the draft’s base.'
+                : 'Your draft has exactly the files on disk.'}
+            </p>
+          ) : (
+            diff.sections.map((s) => (
+              <DiffSectionView
+                key={s.kind}
+                section={s}
+                mode="unified"
+                before={compare === 'disk' ? 'base' : 'disk'}
+                after={compare === 'disk' ? 'disk' : 'draft'}
+                badge={
+                  compare === 'disk'
+                    ? s.change
+                    : s.change === 'added'
+                      ? 'only in your draft'
+                      : s.change === 'deleted'
+                        ? 'only on disk'
+                        : 'differs'
+                }
+              />
+            ))
+          )}
+        </div>
+      </div>
+    </Dialog>
+  );
+}
+
+function ConflictChoiceView({
+  conflict: c,
+  choice,
+  onChoose,
+}: {
+  conflict: RebaseConflict;
+  choice: DiskConflictChoice | undefined;
+  onChoose(choice: DiskConflictChoice): void;
+}) {
+  return (
+    <div className="drift__conflict" data-testid={`drift-conflict-${c.key}`}>
+      <p>
+        <code>{c.key}</code>: {c.reason}
+      </p>
+      <div className="drift__sides">
+        <label className={choice === 'ours' ? 'drift__side drift__side--chosen' : 'drift__side'}>
+          <input
+            type="radio"
+            name={`conflict-${c.key}`}
+            checked={choice === 'ours'}
+            onChange={() => onChoose('ours')}
+            data-testid="drift-choose-ours"
+          />{' '}
+          Keep mine (the draft)
+          <pre>{c.ours?.text ?? '(deleted)'}</pre>
+        </label>
+        <label className={choice === 'theirs' ? 'drift__side drift__side--chosen' : 'drift__side'}>
+          <input
+            type="radio"
+            name={`conflict-${c.key}`}
+            checked={choice === 'theirs'}
+            onChange={() => onChoose('theirs')}
+            data-testid="drift-choose-theirs"
+          />{' '}
+          Take the disk’s
+          <pre>{c.theirs?.text ?? '(deleted)'}</pre>
+        </label>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,45 @@
+/**
+ * "The mesh directory changed on disk while you edited" (a `git pull`, a teammate's apply, an editor):
+ * the control plane follows the files at once, but a draft stays on the files it started from (its
+ * base). GET /api/draft/disk says whether the disk moved away from the base and with which files, so the
+ * console can show it before Apply would overwrite it; POST /api/draft/rebase carries the draft's own
+ * changes over onto the disk's files object by object (lib/gitops/rebaseDraft.ts), conflicts settled by
+ * the user's choices. Shared by the server (server/console/diskDrift.ts) and the console.
+ */
+import { z } from 'zod';
+import { DraftDoc } from './draftDoc';
+
+/** GET /api/draft/disk?draft=<id>: the draft's base and the mesh directory now. */
+export const DiskState = z.strictObject({
+  /** Content hash of the files the draft started from (DraftState.baseHash). */
+  baseHash: z.string(),
+  /** Content hash of the mesh directory now (same function: equal hashes, same files). */
+  diskHash: z.string(),
+  /** The mesh directory's files and layout now. */
+  disk: DraftDoc,
+  /** The files the draft started from; absent when the server has not kept them (an older draft). */
+  base: DraftDoc.optional(),
+});
+export type DiskState = z.infer<typeof DiskState>;
+
+/** How one conflict is settled: the draft's side, the disk's side, or a text the user wrote. */
+export const DiskConflictChoice = z.union([
+  z.literal('ours'),
+  z.literal('theirs'),
+  z.strictObject({ text: z.string().max(5_000_000) }),
+]);
+export type DiskConflictChoice = z.infer<typeof DiskConflictChoice>;
+
+/** The body of POST /api/draft/rebase?draft=<id>. */
+export const RebaseOnDiskBody = z.strictObject({
+  /** The draft revision the user saw; another one is refused (409 with the current state). */
+  revision: z.number().int().nonnegative(),
+  /** Conflict key (RebaseConflict.key) -> choice; a conflict without one is answered back (409). */
+  choices: z.record(z.string(), DiskConflictChoice).optional(),
+});
+export type RebaseOnDiskBody = z.infer<typeof RebaseOnDiskBody>;
+
+/** Whether the disk moved away from the draft's base. */
+export function diskMoved(s: Pick<DiskState, 'baseHash' | 'diskHash'>): boolean {
+  return s.baseHash !== s.diskHash;
+}

@@ -77,7 +77,7 @@ test('an apply is listed with its diff, deep-linked, and its previous version lo
   await expect(section.locator('[data-kind="add"]', { hasText: 'port: 9001' })).toHaveCount(0);
   // The draft is what was applied.
   await dialog.getByTestId('history-compare-draft').click();
-  await expect(detail.getByTestId('history-no-diff')).toHaveText(
+  await expect(detail.getByTestId('history-files-none')).toHaveText(
     'Your draft has exactly the files of this apply.',
   );
   await dialog.getByTestId('history-compare-apply').click();

@@ -6,7 +6,6 @@ import { type DraftCompilation, inferPodsDir } from '@/lib/console/compileDraft'
 import type { DraftCommand } from '@/lib/console/draftCommands';
 import { diskMoved } from '@/lib/console/diskDrift';
 import { draftAsYaml } from '@/lib/console/exportDraft';
-import { filesDiff } from '@/lib/console/filesDiff';
 import { newObject, type PaletteKind } from '@/lib/console/palette';
 import type { Diagnostic } from '@/lib/model/diagnostic';
 import type { L7mpConfig } from '@/lib/model/l7mp';
@@ -26,7 +25,7 @@ import { NodeMarksContext, NodeMarksStore } from './nodeMarks';
 import { useCanvasGraph } from './useCanvasGraph';
 import { Palette } from './Palette';
 import { PreviewPanel } from './PreviewPanel';
-import { diskStateQuery, liveStateQuery } from './queries';
+import { diskSummaryQuery, liveStateQuery } from './queries';
 import { ShortcutsDialog } from './ShortcutsDialog';
 import { Toolbar } from './Toolbar';
 import { compiledDraftOf, useCompiledDraft, useCompiledDraftAsking } from './useCompiledDraft';
@@ -185,7 +184,7 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
   const onCluster = live?.mesh.mode === 'kubernetes';
   // Files changed on disk since the draft started (read again on every reload of the mesh directory).
   const diskQ = useQuery({
-    ...diskStateQuery(draftId, live?.mesh.loadedAt),
+    ...diskSummaryQuery(draftId, live?.mesh.loadedAt),
     enabled:
       live !== null &&
       live !== undefined &&
@@ -194,10 +193,6 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
       draft.save.state !== 'local',
   });
   const drift = diskQ.data && diskMoved(diskQ.data) ? diskQ.data : undefined;
-  const driftFiles = useMemo(
-    () => (drift?.base ? filesDiff(drift.base, drift.disk).sections.map((x) => x.kind) : []),
-    [drift],
-  );
   const afterDraftReplaced = useCallback(
     async (message: string) => {
       const loaded = await draft.reload();
@@ -450,7 +445,7 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
           onTheme={setTheme}
           onHelp={() => setDialog('help')}
           onHistory={onCluster ? undefined : () => openHistory()}
-          diskDrift={drift ? { files: driftFiles, onOpen: () => setDialog('disk') } : undefined}
+          diskDrift={drift ? { files: drift.changed, onOpen: () => setDialog('disk') } : undefined}
           onResolveConflict={draft.resolveConflict}
           draftId={draftId}
           onSwitchDraft={stableSwitchDraft}
@@ -608,7 +603,7 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
         <DiskDriftDialog
           open={dialog === 'disk'}
           draftId={draftId}
-          disk={drift}
+          diskHash={drift.diskHash}
           draft={draft.history.present}
           canWrite={session.status === 'signed-in' && draft.save.state !== 'local'}
           flush={flush}

@@ -1,21 +1,23 @@
 'use client';
 
-import { useState } from 'react';
+import { useQuery } from '@tanstack/react-query';
+import { useMemo, useState } from 'react';
 import type { DiskConflictChoice, DiskState } from '@/lib/console/diskDrift';
 import type { DraftDoc } from '@/lib/console/draftDoc';
 import { filesDiff } from '@/lib/console/filesDiff';
 import type { MergedObject, RebaseConflict } from '@/lib/gitops/rebaseDraft';
 import { ApiError, apiFetch, errorMessage } from './api';
-import { DiffSectionView } from './ConfigDiffView';
 import { Dialog } from './Dialog';
+import { FilesDiffView } from './FilesDiffView';
 import { withDraft } from './draftId';
+import { diskStateQuery } from './queries';
 import './historyDialog.css';
 
 export interface DiskDriftDialogProps {
   open: boolean;
   draftId: string;
-  /** The base and the disk (GET /api/draft/disk). */
-  disk: DiskState;
+  /** The disk's content hash (DiskSummary): its files are read when the dialog opens. */
+  diskHash: string;
   /** The draft being edited. */
   draft: DraftDoc;
   canWrite: boolean;
@@ -41,6 +43,23 @@ interface RebaseAnswer {
  * the disk. Both replace the draft on the server and load it here, one Ctrl+Z from the draft as it was.
  */
 export function DiskDriftDialog(p: DiskDriftDialogProps) {
+  const disk = useQuery({ ...diskStateQuery(p.draftId, p.diskHash), enabled: p.open });
+  return (
+    <Dialog open={p.open} title="Files changed on disk" onClose={p.onClose} testId="disk-drift-dialog" wide>
+      {disk.isPending ? (
+        <p className="history__muted">Reading the mesh directory…</p>
+      ) : disk.isError ? (
+        <p className="history__error" role="alert" data-testid="drift-error">
+          The mesh directory could not be read: {errorMessage(disk.error)}
+        </p>
+      ) : (
+        <DriftReview {...p} disk={disk.data} />
+      )}
+    </Dialog>
+  );
+}
+
+function DriftReview(p: DiskDriftDialogProps & { disk: DiskState }) {
   const [compare, setCompare] = useState<Compare>(p.disk.base ? 'disk' : 'draft');
   const [conflicts, setConflicts] = useState<RebaseConflict[]>([]);
   const [choices, setChoices] = useState<Record<string, DiskConflictChoice>>({});
@@ -48,7 +67,10 @@ export function DiskDriftDialog(p: DiskDriftDialogProps) {
   const [error, setError] = useState<string>();
   const [confirmReset, setConfirmReset] = useState(false);
   const base = p.disk.base;
-  const diff = compare === 'disk' && base ? filesDiff(base, p.disk.disk) : filesDiff(p.disk.disk, p.draft);
+  const diff = useMemo(
+    () => (compare === 'disk' && base ? filesDiff(base, p.disk.disk) : filesDiff(p.disk.disk, p.draft)),
+    [compare, base, p.disk.disk, p.draft],
+  );
 
   const rebase = async () => {
     setBusy('rebase');
@@ -108,112 +130,98 @@ export function DiskDriftDialog(p: DiskDriftDialogProps) {
   const unresolved = conflicts.filter((c) => choices[c.key] === undefined).length;
   const noWrite = p.canWrite ? undefined : 'Sign in to change the draft';
   return (
-    <Dialog open={p.open} title="Files changed on disk" onClose={p.onClose} testId="disk-drift-dialog" wide>
-      <div className="drift">
-        <p className="history__muted">
-          The mesh directory changed since this draft started. The proxies already run the files on disk;
-          applying the draft as it is would overwrite those changes.
-        </p>
-        <div className="history__actions">
-          <div className="segmented" role="group" aria-label="Compare">
-            <button
-              type="button"
-              aria-pressed={compare === 'disk'}
-              disabled={!base}
-              title={base ? undefined : 'This draft does not know the files it started from'}
-              onClick={() => setCompare('disk')}
-              data-testid="drift-compare-disk"
-            >
-              What changed on disk
-            </button>
-            <button
-              type="button"
-              aria-pressed={compare === 'draft'}
-              onClick={() => setCompare('draft')}
-              data-testid="drift-compare-draft"
-            >
-              What Apply would overwrite
-            </button>
-          </div>
-          <span className="history__spacer" />
+    <div className="drift">
+      <p className="history__muted">
+        The mesh directory changed since this draft started. The proxies already run the files on disk;
+        applying the draft as it is would overwrite those changes.
+      </p>
+      <div className="history__actions">
+        <div className="segmented" role="group" aria-label="Compare">
           <button
             type="button"
-            onClick={() => void reset()}
-            disabled={!p.canWrite || busy !== undefined}
-            title={noWrite ?? 'Drop the draft’s edits and start again from the files on disk'}
-            data-testid="drift-reset"
+            aria-pressed={compare === 'disk'}
+            disabled={!base}
+            title={base ? undefined : 'This draft does not know the files it started from'}
+            onClick={() => setCompare('disk')}
+            data-testid="drift-compare-disk"
           >
-            {confirmReset ? 'Drop my edits? Click again' : 'Start again from the disk'}
+            What changed on disk
           </button>
           <button
             type="button"
-            className="primary"
-            onClick={() => void rebase()}
-            disabled={!p.canWrite || !base || busy !== undefined || unresolved > 0}
-            title={
-              noWrite ??
-              (!base
-                ? 'This draft does not know the files it started from, so it cannot be rebased'
-                : unresolved > 0
-                  ? `Choose a version for ${unresolved} conflict(s) first`
-                  : 'Carry the draft’s own changes over onto the files on disk, object by object')
-            }
-            data-testid="drift-rebase"
+            aria-pressed={compare === 'draft'}
+            onClick={() => setCompare('draft')}
+            data-testid="drift-compare-draft"
           >
-            {busy === 'rebase'
-              ? 'Rebasing…'
-              : conflicts.length
-                ? 'Rebase with these choices'
-                : 'Rebase my draft onto the disk'}
+            What Apply would overwrite
           </button>
         </div>
-        {error ? (
-          <p className="history__error" role="alert" data-testid="drift-error">
-            {error}
-          </p>
-        ) : null}
-        {conflicts.length ? (
-          <section className="drift__conflicts" data-testid="drift-conflicts" aria-label="Conflicts">
-            {conflicts.map((c) => (
-              <ConflictChoiceView
-                key={c.key}
-                conflict={c}
-                choice={choices[c.key]}
-                onChoose={(choice) => setChoices((cs) => ({ ...cs, [c.key]: choice }))}
-              />
-            ))}
-          </section>
-        ) : null}
-        <div className="history__files" data-testid="drift-files">
-          {diff.same ? (
-            <p className="diff-none" role="status" data-testid="drift-no-diff">
-              {compare === 'disk'
-                ? 'No file differs from the draft’s base.'
-                : 'Your draft has exactly the files on disk.'}
-            </p>
-          ) : (
-            diff.sections.map((s) => (
-              <DiffSectionView
-                key={s.kind}
-                section={s}
-                mode="unified"
-                before={compare === 'disk' ? 'base' : 'disk'}
-                after={compare === 'disk' ? 'disk' : 'draft'}
-                badge={
-                  compare === 'disk'
-                    ? s.change
-                    : s.change === 'added'
-                      ? 'only in your draft'
-                      : s.change === 'deleted'
-                        ? 'only on disk'
-                        : 'differs'
-                }
-              />
-            ))
-          )}
-        </div>
+        <span className="history__spacer" />
+        <button
+          type="button"
+          onClick={() => void reset()}
+          disabled={!p.canWrite || busy !== undefined}
+          title={noWrite ?? 'Drop the draft’s edits and start again from the files on disk'}
+          data-testid="drift-reset"
+        >
+          {confirmReset ? 'Drop my edits? Click again' : 'Start again from the disk'}
+        </button>
+        <button
+          type="button"
+          className="primary"
+          onClick={() => void rebase()}
+          disabled={!p.canWrite || !base || busy !== undefined || unresolved > 0}
+          title={
+            noWrite ??
+            (!base
+              ? 'This draft does not know the files it started from, so it cannot be rebased'
+              : unresolved > 0
+                ? `Choose a version for ${unresolved} conflict(s) first`
+                : 'Carry the draft’s own changes over onto the files on disk, object by object')
+          }
+          data-testid="drift-rebase"
+        >
+          {busy === 'rebase'
+            ? 'Rebasing…'
+            : conflicts.length
+              ? 'Rebase with these choices'
+              : 'Rebase my draft onto the disk'}
+        </button>
       </div>
-    </Dialog>
+      {error ? (
+        <p className="history__error" role="alert" data-testid="drift-error">
+          {error}
+        </p>
+      ) : null}
+      {conflicts.length ? (
+        <section className="drift__conflicts" data-testid="drift-conflicts" aria-label="Conflicts">
+          {conflicts.map((c) => (
+            <ConflictChoiceView
+              key={c.key}
+              conflict={c}
+              choice={choices[c.key]}
+              onChoose={(choice) => setChoices((cs) => ({ ...cs, [c.key]: choice }))}
+            />
+          ))}
+        </section>
+      ) : null}
+      <FilesDiffView
+        diff={diff}
+        before={compare === 'disk' ? 'base' : 'disk'}
+        after={compare === 'disk' ? 'disk' : 'draft'}
+        badges={
+          compare === 'disk'
+            ? undefined
+            : { added: 'only in your draft', deleted: 'only on disk', modified: 'differs' }
+        }
+        none={
+          compare === 'disk'
+            ? 'No file differs from the draft’s base.'
+            : 'Your draft has exactly the files on disk.'
+        }
+        testId="drift-files"
+      />
+    </div>
   );
 }
 

@@ -8,8 +8,8 @@ import type { DraftDoc } from '@/lib/console/draftDoc';
 import { filesDiff } from '@/lib/console/filesDiff';
 import { formatAgo } from '@/lib/console/proxySessions';
 import { ApiError, errorMessage } from './api';
-import { DiffSectionView } from './ConfigDiffView';
 import { Dialog } from './Dialog';
+import { FilesDiffView } from './FilesDiffView';
 import { applyRecordQuery, appliesQuery } from './queries';
 import './historyDialog.css';
 
@@ -213,34 +213,22 @@ function RecordView({
           Load this version
         </button>
       </div>
-      <div className="history__files" data-testid="history-files">
-        {diff.same ? (
-          <p className="diff-none" role="status" data-testid="history-no-diff">
-            {compare === 'apply'
-              ? 'This apply changed no file.'
-              : 'Your draft has exactly the files of this apply.'}
-          </p>
-        ) : (
-          diff.sections.map((s) => (
-            <DiffSectionView
-              key={s.kind}
-              section={s}
-              mode="unified"
-              before={compare === 'apply' ? 'before' : 'draft'}
-              after={`apply #${r.id}`}
-              badge={
-                compare === 'apply'
-                  ? s.change
-                  : s.change === 'added'
-                    ? 'not in your draft'
-                    : s.change === 'deleted'
-                      ? 'only in your draft'
-                      : 'differs'
-              }
-            />
-          ))
-        )}
-      </div>
+      <FilesDiffView
+        diff={diff}
+        before={compare === 'apply' ? 'before' : 'draft'}
+        after={`apply #${r.id}`}
+        badges={
+          compare === 'apply'
+            ? undefined
+            : { added: 'not in your draft', deleted: 'only in your draft', modified: 'differs' }
+        }
+        none={
+          compare === 'apply'
+            ? 'This apply changed no file.'
+            : 'Your draft has exactly the files of this apply.'
+        }
+        testId="history-files"
+      />
     </section>
   );
 }

@@ -158,7 +158,13 @@ export function Toolbar(p: ToolbarProps) {
         title={saveText(p.save)}
         data-testid="save-status"
       >
-        {saveText(p.save)}
+        {p.save.state === 'saved' ? (
+          <>
+            Saved<span className="save-status__detail"> (revision {p.save.revision})</span>
+          </>
+        ) : (
+          saveText(p.save)
+        )}
       </span>
       {p.diskDrift ? (
         <button

@@ -1,7 +1,7 @@
 /** Query keys and fetchers, in one place (TanStack Query `queryOptions` factories). */
 import { queryOptions } from '@tanstack/react-query';
 import { ApplyList, ApplyRecord } from '@/lib/console/applyRecord';
-import { DiskState } from '@/lib/console/diskDrift';
+import { DiskState, DiskSummary } from '@/lib/console/diskDrift';
 import type { DraftState } from '@/lib/console/draftDoc';
 import type { DraftParsePack } from '@/lib/console/draftParsePack';
 import type { L7mpConfig } from '@/lib/model/l7mp';
@@ -119,12 +119,24 @@ export function applyRecordQuery(id: number) {
 }
 
 /**
- * The draft's base files against the mesh directory now (GET /api/draft/disk), read again whenever the
- * control plane reloads the directory (`loadedAt` of the live state) and after a rebase or reset.
+ * Whether the mesh directory moved from the draft's base (GET /api/draft/disk?summary=1), read again
+ * whenever the control plane reloads the directory (`loadedAt` of the live state) and after an apply,
+ * a rebase or a reset.
  */
-export function diskStateQuery(draftId: string, loadedAt: string | undefined) {
+export function diskSummaryQuery(draftId: string, loadedAt: string | undefined) {
   return queryOptions({
-    queryKey: ['draft-disk', draftId, loadedAt ?? ''] as const,
+    queryKey: ['draft-disk', draftId, 'summary', loadedAt ?? ''] as const,
+    queryFn: async ({ signal }) =>
+      DiskSummary.parse(await apiFetch<unknown>(withDraft('/api/draft/disk?summary=1', draftId), { signal })),
+    staleTime: Infinity,
+    retry: false,
+  });
+}
+
+/** The draft's base and the directory's files (GET /api/draft/disk), for the disk's `diskHash`. */
+export function diskStateQuery(draftId: string, diskHash: string) {
+  return queryOptions({
+    queryKey: ['draft-disk', draftId, 'state', diskHash] as const,
     queryFn: async ({ signal }) =>
       DiskState.parse(await apiFetch<unknown>(withDraft('/api/draft/disk', draftId), { signal })),
     staleTime: Infinity,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { diskMoved, DiskState, RebaseOnDiskBody } from './diskDrift';
+import { diskMoved, DiskState, diskSummary, RebaseOnDiskBody } from './diskDrift';
 
 describe('diskDrift', () => {
   it('the disk moved when its hash is not the base hash', () => {
@@ -29,5 +29,31 @@ describe('diskDrift', () => {
         disk: { files: { '/etc/x.yaml': '' }, layout: {} },
       }).success,
     ).toBe(false);
+  });
+});
+
+describe('diskSummary', () => {
+  it('lists the files changed on disk since the base, the layout file included', () => {
+    const base = { files: { 'a.yaml': 'a: 1\n', 'b.yaml': 'b: 1\n' }, layout: {} };
+    const disk = {
+      files: { 'a.yaml': 'a: 2\n', 'b.yaml': 'b: 1\n', 'c.yaml': 'c: 1\n' },
+      layout: { n: { x: 1, y: 2 } },
+    };
+    expect(diskSummary({ baseHash: 'h1', diskHash: 'h2', disk, base })).toEqual({
+      baseHash: 'h1',
+      diskHash: 'h2',
+      changed: ['.meshdeck-layout.json', 'a.yaml', 'c.yaml'],
+      hasBase: true,
+    });
+  });
+
+  it('without a kept base nothing is known to have changed', () => {
+    const disk = { files: { 'a.yaml': 'a: 2\n' }, layout: {} };
+    expect(diskSummary({ baseHash: 'h1', diskHash: 'h2', disk })).toEqual({
+      baseHash: 'h1',
+      diskHash: 'h2',
+      changed: [],
+      hasBase: false,
+    });
   });
 });

@@ -8,6 +8,7 @@
  */
 import { z } from 'zod';
 import { DraftDoc } from './draftDoc';
+import { changedPaths } from './filesDiff';
 
 /** GET /api/draft/disk?draft=<id>: the draft's base and the mesh directory now. */
 export const DiskState = z.strictObject({
@@ -21,6 +22,30 @@ export const DiskState = z.strictObject({
   base: DraftDoc.optional(),
 });
 export type DiskState = z.infer<typeof DiskState>;
+
+/**
+ * GET /api/draft/disk?summary=1: what the toolbar needs on every reload of the directory, without the
+ * files (the dialog reads those when it opens).
+ */
+export const DiskSummary = z.strictObject({
+  baseHash: z.string(),
+  diskHash: z.string(),
+  /** Files changed on disk since the base (empty when the base is not kept). */
+  changed: z.array(z.string()),
+  /** Whether the base files are kept (a rebase needs them). */
+  hasBase: z.boolean(),
+});
+export type DiskSummary = z.infer<typeof DiskSummary>;
+
+/** The summary of a disk state. */
+export function diskSummary(s: DiskState): DiskSummary {
+  return {
+    baseHash: s.baseHash,
+    diskHash: s.diskHash,
+    changed: s.base ? changedPaths(s.base, s.disk) : [],
+    hasBase: s.base !== undefined,
+  };
+}
 
 /** How one conflict is settled: the draft's side, the disk's side, or a text the user wrote. */
 export const DiskConflictChoice = z.union([

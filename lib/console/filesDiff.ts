@@ -33,6 +33,13 @@ function texts(doc: DraftDoc): Map<string, string> {
   return m;
 }
 
+/** The paths (the layout file included) whose text differs between `a` and `b`, sorted. */
+export function changedPaths(a: DraftDoc, b: DraftDoc): string[] {
+  const x = texts(a);
+  const y = texts(b);
+  return [...new Set([...x.keys(), ...y.keys()])].filter((p) => x.get(p) !== y.get(p)).sort();
+}
+
 /** The per-file diff from `before` to `after`; files with the same text are left out. */
 export function filesDiff(before: DraftDoc, after: DraftDoc): FilesDiff {
   const a = texts(before);

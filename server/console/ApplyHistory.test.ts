@@ -123,6 +123,24 @@ describe('ApplyHistory', () => {
     expect(warnings).toEqual([]);
   });
 
+  it('keeps at most maxBytes of file contents, older records first, but always the newest', async () => {
+    const big = (n: number, size: number): Omit<ApplyRecord, 'id'> => {
+      const doc = (v: number): DraftDoc => ({ files: { 'mesh.yaml': `${v}`.repeat(size) }, layout: {} });
+      return { ...applyOf(n), before: doc(n - 1), after: doc(n) };
+    };
+    // Each record holds two 100-byte blobs (before and after), the newer one sharing its before.
+    const h = new ApplyHistory({ dir, logger, maxBytes: 350 });
+    for (let n = 1; n <= 4; n++) await h.record(big(n, 100));
+    // Newest first: #4 (200 bytes), #3 (+100: its after is #4's before), #2 (+100 > 350): gone.
+    expect((await h.list()).map((a) => a.id)).toEqual([4, 3]);
+    expect(await blobCount()).toBe(3);
+    // One apply larger than the limit is kept on its own.
+    await h.record(big(5, 1000));
+    expect((await h.list()).map((a) => a.id)).toEqual([5]);
+    expect((await h.get(5))?.after.files['mesh.yaml']).toBe('5'.repeat(1000));
+    expect(await blobCount()).toBe(2);
+  });
+
   it('leaves out a corrupt record with one warning and lists the others', async () => {
     const h = new ApplyHistory({ dir, logger });
     for (let n = 1; n <= 3; n++) await h.record(applyOf(n));

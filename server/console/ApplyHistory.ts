@@ -42,6 +42,11 @@ export interface ApplyHistoryOptions {
   dir: string;
   /** Records kept (default 50); older ones are pruned. */
   keep?: number;
+  /**
+   * The most bytes of file contents kept (default 256 MiB): older records go first once the newer
+   * ones' blobs reach it, so a large mesh applied often cannot fill the disk. The newest stays always.
+   */
+  maxBytes?: number;
   logger?: Pick<Console, 'warn'>;
 }
 
@@ -50,6 +55,7 @@ export class ApplyHistory {
   readonly dir: string;
   /** How many records are kept (the newest). */
   readonly keep: number;
+  readonly maxBytes: number;
   private readonly logger: Pick<Console, 'warn'>;
   private readonly blobsDir: string;
   private readonly recordsDir: string;
@@ -64,6 +70,7 @@ export class ApplyHistory {
   constructor(options: ApplyHistoryOptions) {
     this.dir = options.dir;
     this.keep = Math.max(1, Math.floor(options.keep ?? 50));
+    this.maxBytes = options.maxBytes ?? 256 * 1024 * 1024;
     this.logger = options.logger ?? console;
     this.blobsDir = path.join(this.dir, 'blobs');
     this.recordsDir = path.join(this.dir, 'records');
@@ -178,18 +185,44 @@ export class ApplyHistory {
 
   private async prune(): Promise<void> {
     const ids = await this.recordIds();
-    const old = ids.slice(this.keep);
+    // Mark, newest first, until `keep` records or `maxBytes` of their blobs; then sweep the rest. A
+    // record that cannot be read keeps nothing (it cannot be shown anyway) but takes its place.
+    const referenced = new Set<string>();
+    let bytes = 0;
+    let kept = 0;
+    const old: number[] = [];
+    for (const id of ids) {
+      if (kept >= this.keep) {
+        old.push(id);
+        continue;
+      }
+      // Quiet: a broken record is said once when it is listed, not on every apply.
+      const rec = await this.readRecord(id, true);
+      const fresh = rec ? [...blobHashes(rec)].filter((h) => !referenced.has(h)) : [];
+      let more = 0;
+      for (const h of fresh) more += await this.blobSize(h);
+      if (kept > 0 && bytes + more > this.maxBytes) {
+        old.push(id);
+        kept = this.keep;
+        continue;
+      }
+      for (const h of fresh) referenced.add(h);
+      bytes += more;
+      kept++;
+    }
     for (const id of old) await rm(this.recordFile(id), { force: true });
     if (old.length === 0 && !this.sweepBlobs) return;
-    // Mark and sweep: a record that cannot be read keeps nothing (it cannot be shown anyway).
-    const referenced = new Set<string>();
-    for (const id of ids.slice(0, this.keep)) {
-      const rec = await this.readRecord(id);
-      if (rec) for (const h of blobHashes(rec)) referenced.add(h);
-    }
     for (const name of await this.names(this.blobsDir))
       if (!referenced.has(name)) await rm(path.join(this.blobsDir, name), { force: true });
     this.sweepBlobs = false;
+  }
+
+  /** A blob's size in bytes (0 when it is missing: the record is shown as broken anyway). */
+  private async blobSize(hash: string): Promise<number> {
+    return stat(path.join(this.blobsDir, hash)).then(
+      (s) => s.size,
+      () => 0,
+    );
   }
 
   /** The ids of the record files, newest first. */
@@ -215,25 +248,26 @@ export class ApplyHistory {
   }
 
   /** A record file's content, or undefined (warned about) when it is missing, unreadable or invalid. */
-  private async readRecord(id: number): Promise<StoredRecord | undefined> {
+  private async readRecord(id: number, quiet = false): Promise<StoredRecord | undefined> {
     const file = this.recordFile(id);
+    const warnOnce = (f: string, why: string) => (quiet ? undefined : this.warnOnce(f, why));
     let raw: unknown;
     try {
       raw = JSON.parse(await readFile(file, 'utf8'));
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT')
-        this.warnOnce(file, `cannot be read (${(e as Error).message}); left out`);
+        warnOnce(file, `cannot be read (${(e as Error).message}); left out`);
       return undefined;
     }
     const parsed = StoredRecord.safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
       const where = issue.path.join('.') || '(root)';
-      this.warnOnce(file, `is not a valid apply record (${where}: ${issue.message}); left out`);
+      warnOnce(file, `is not a valid apply record (${where}: ${issue.message}); left out`);
       return undefined;
     }
     if (parsed.data.summary.id !== id) {
-      this.warnOnce(file, `holds apply ${parsed.data.summary.id}, not ${id}; left out`);
+      warnOnce(file, `holds apply ${parsed.data.summary.id}, not ${id}; left out`);
       return undefined;
     }
     return parsed.data;

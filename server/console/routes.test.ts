@@ -22,7 +22,7 @@ import { GET as getDesired } from '@/app/api/proxies/[id]/desired/route';
 import { GET as getLive } from '@/app/api/proxies/[id]/live/route';
 import { DELETE as deleteSession, GET as getSession, POST as postSession } from '@/app/api/session/route';
 import { ApplyList, ApplyRecord } from '@/lib/console/applyRecord';
-import { DiskState, diskMoved } from '@/lib/console/diskDrift';
+import { DiskState, DiskSummary, diskMoved } from '@/lib/console/diskDrift';
 import { DraftState } from '@/lib/console/draftDoc';
 import { fileObjects } from '@/lib/console/draftModel';
 import type { DraftParsePack } from '@/lib/console/draftParsePack';
@@ -370,6 +370,14 @@ describe('/api/draft', () => {
     expect(diskMoved(moved)).toBe(true);
     expect(moved.base).toEqual(s0.draft);
     expect(moved.disk.files['cluster.yaml']).toBe(pulled);
+    // The console's check on every reload: hashes and the changed paths, no files.
+    const summary = DiskSummary.parse(await (await getDisk(req('GET', '/api/draft/disk?summary=1'))).json());
+    expect(summary).toEqual({
+      baseHash: moved.baseHash,
+      diskHash: moved.diskHash,
+      changed: ['cluster.yaml'],
+      hasBase: true,
+    });
 
     const res = await postRebase(req('POST', '/api/draft/rebase', { body: { revision: 1 }, headers }));
     expect(res.status).toBe(200);

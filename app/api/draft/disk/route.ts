@@ -1,3 +1,4 @@
+import { diskSummary } from '@/lib/console/diskDrift';
 import { diskState } from '@/server/console/diskDrift';
 import { getConsoleContext } from '@/server/console/consoleContext';
 import { draftOf, jsonResponse, notServing, refuseForeign } from '@/server/console/routeUtil';
@@ -7,7 +8,8 @@ export const runtime = 'nodejs';
 
 /**
  * Whether the mesh directory moved away from a draft's base (`?draft=<id>`): DiskState, with the
- * directory's files now and, when kept, the files the draft started from. An open read, like the draft.
+ * directory's files now and, when kept, the files the draft started from. With `?summary=1` only the
+ * hashes and the changed paths (DiskSummary), for the console's check on every reload. An open read.
  */
 export async function GET(req: Request): Promise<Response> {
   const refused = refuseForeign(req);
@@ -17,7 +19,9 @@ export async function GET(req: Request): Promise<Response> {
   try {
     const d = await draftOf(req, ctx);
     if (!d.ok) return d.response;
-    return jsonResponse(await diskState(d.store));
+    const state = await diskState(d.store);
+    const summary = new URL(req.url).searchParams.get('summary') === '1';
+    return jsonResponse(summary ? diskSummary(state) : state);
   } catch (e) {
     return jsonResponse({ error: `cannot read the mesh directory: ${(e as Error).message}` }, 500);
   }

@@ -9,13 +9,14 @@ import { proxyTone } from './nodeLive';
 /** "1 error", "2 errors". */
 const count = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
-const KIND_PLURAL: Record<string, string> = {
-  VirtualService: 'VirtualServices',
-  Route: 'Routes',
-  Target: 'Targets',
-  Service: 'Services',
-  Proxy: 'proxies',
-  Missing: 'missing references',
+/** How a count of each kind reads: one, or several. */
+const KIND_WORDS: Record<string, [string, string]> = {
+  VirtualService: ['VirtualService', 'VirtualServices'],
+  Route: ['Route', 'Routes'],
+  Target: ['Target', 'Targets'],
+  Service: ['Service', 'Services'],
+  Proxy: ['proxy', 'proxies'],
+  Missing: ['missing reference', 'missing references'],
 };
 
 /**
@@ -33,8 +34,10 @@ export function MeshSummaryPanel({
 }) {
   const s = meshSummary(compilation.graph, compilation.diagnostics);
   const tones = { ok: 0, busy: 0, bad: 0 } as Record<string, number>;
-  for (const p of Object.values(live?.proxies ?? {}))
-    tones[proxyTone(p).tone] = (tones[proxyTone(p).tone] ?? 0) + 1;
+  for (const p of Object.values(live?.proxies ?? {})) {
+    const { tone } = proxyTone(p);
+    tones[tone] = (tones[tone] ?? 0) + 1;
+  }
   const running = Object.keys(live?.proxies ?? {}).length;
   return (
     <div className="empty-state mesh-summary" data-testid="inspector-empty">
@@ -51,7 +54,7 @@ export function MeshSummaryPanel({
                 <span className={`mesh-summary__count mesh-summary__count--${k.kind.toLowerCase()}`}>
                   {k.count}
                 </span>{' '}
-                {k.count === 1 ? k.kind.replace('Proxy', 'proxy') : KIND_PLURAL[k.kind]}
+                {KIND_WORDS[k.kind]?.[k.count === 1 ? 0 : 1] ?? k.kind}
                 {k.generated > 0 ? (
                   <span className="mesh-summary__note"> ({k.generated} generated)</span>
                 ) : null}

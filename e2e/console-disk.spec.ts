@@ -66,6 +66,11 @@ test('a change on disk is shown, the draft rebased onto it and applied, and a co
       expect(box.x + box.width, id).toBeLessThanOrEqual(width);
     }
     await expect(page.getByRole('button', { name: 'Keyboard shortcuts' })).toBeInViewport({ ratio: 1 });
+    // Wider, where the brand's name shows too.
+    await page.setViewportSize({ width: 1440, height: 720 });
+    await expect(page.getByRole('button', { name: 'Keyboard shortcuts' })).toBeInViewport({ ratio: 1 });
+    await expect(page.getByTestId('save-status')).toBeInViewport({ ratio: 1 });
+    await page.setViewportSize({ width: 1280, height: 720 });
     // The draft still shows its own files until the user decides.
     await expect(page.getByTestId(TRANSCODER)).toContainText(':8888');
     await chip.click();

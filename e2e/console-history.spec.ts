@@ -115,4 +115,10 @@ test('an apply is listed with its diff, deep-linked, and its previous version lo
   await page.keyboard.press('Escape');
   await expect(page.getByTestId('history-dialog')).toBeHidden();
   await expect(page).not.toHaveURL(/history=/);
+  // A link to an apply followed in this tab (only the hash changes) opens it too.
+  await page.evaluate((id) => {
+    window.location.hash = `history=${id}`;
+  }, first);
+  await expect(page.getByTestId('history-dialog')).toBeVisible();
+  await expect(page.getByTestId(`history-item-${first}`)).toHaveAttribute('aria-current', 'true');
 });

@@ -237,15 +237,21 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
   const stableSwitchDraft = useCallback((id: string) => void switchDraftRef.current(id), []);
 
   useEffect(() => {
-    // The hash is only readable in the browser, after hydration (server and client render alike first).
-    const h = readHash();
-    // eslint-disable-next-line react-hooks/set-state-in-effect
-    if (h.node) setSelected(h.node);
-    if (h.node && h.focus) setNodeFocus({ nodeId: h.node, seq: Date.now() });
-    if (h.tab) setTab(h.tab);
-    if (h.file) setYamlFile(h.file);
-    if (h.proxy) setPreviewProxy(h.proxy);
-    if (h.history) openHistory(h.history === 'newest' ? undefined : h.history);
+    // The hash is only readable in the browser, after hydration (server and client render alike first);
+    // a link followed in this tab changes only the hash, so it is read again then (the console's own
+    // writes use replaceState, which fires no hashchange).
+    const follow = () => {
+      const h = readHash();
+      if (h.node) setSelected(h.node);
+      if (h.node && h.focus) setNodeFocus({ nodeId: h.node, seq: Date.now() });
+      if (h.tab) setTab(h.tab);
+      if (h.file) setYamlFile(h.file);
+      if (h.proxy) setPreviewProxy(h.proxy);
+      if (h.history) openHistory(h.history === 'newest' ? undefined : h.history);
+    };
+    follow();
+    window.addEventListener('hashchange', follow);
+    return () => window.removeEventListener('hashchange', follow);
   }, [openHistory]);
   useEffect(() => {
     const h = new URLSearchParams();

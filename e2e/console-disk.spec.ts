@@ -9,9 +9,10 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { expect, type Page, test } from '@playwright/test';
-import { guardPage, openConsole, ORIGIN, SHOTS } from './consoleHelpers';
+import { gatewayPort, guardPage, openConsole, ORIGIN, setPort, SHOTS } from './consoleHelpers';
 
-const GATEWAY = 'node-VirtualService/default/gateway-vsvc';
+const GATEWAY_VS = 'VirtualService/default/gateway-vsvc';
+const GATEWAY = `node-${GATEWAY_VS}`;
 const TRANSCODER = 'node-VirtualService/default/transcoder-vsvc';
 
 // The apply refused for the changed directory and the rebase answering its conflict are 409s.
@@ -26,33 +27,16 @@ async function meshFile(page: Page): Promise<string> {
   return path.join(source, 'mesh.yaml');
 }
 
-async function gatewayPort(page: Page): Promise<number | null> {
-  return page.evaluate(async () => {
-    const r = await fetch(`/api/proxies/${encodeURIComponent('default/gateway-0')}/live`);
-    if (!r.ok) return null;
-    const { config } = (await r.json()) as { config: { listeners: { spec: { port?: number } }[] } };
-    return config.listeners[0]?.spec.port ?? null;
-  });
-}
-
-async function setGatewayPort(page: Page, port: string): Promise<void> {
-  await page.getByTestId(GATEWAY).click();
-  await page.getByTestId('tab-inspector').click();
-  await page.locator('[data-field-path="spec.udp.port"] input').fill(port);
-  await expect(page.getByTestId(GATEWAY)).toContainText(`udp :${port}`);
-  await expect(page.getByTestId('save-status')).toContainText('Saved');
-}
-
 test('a change on disk is shown, the draft rebased onto it and applied, and a conflict settled by choice', async ({
   page,
 }) => {
-  await openConsole(page, 'VirtualService/default/gateway-vsvc');
+  await openConsole(page, GATEWAY_VS);
   const file = await meshFile(page);
   const original = await readFile(file, 'utf8');
   expect(original).toContain('port: 8888');
   try {
     await expect(page.getByTestId('disk-drift')).toHaveCount(0);
-    await setGatewayPort(page, '9041');
+    await setPort(page, GATEWAY_VS, 'spec.udp.port', '9041');
 
     // Someone else's change lands in the directory: the transcoder's port.
     await writeFile(file, original.replace('port: 8888', 'port: 8890'));
@@ -114,7 +98,7 @@ test('a change on disk is shown, the draft rebased onto it and applied, and a co
     await page.getByRole('button', { name: 'Close the apply panel' }).click();
 
     // A conflict: the draft and the disk change the gateway's port differently; Apply says so first.
-    await setGatewayPort(page, '9051');
+    await setPort(page, GATEWAY_VS, 'spec.udp.port', '9051');
     await writeFile(file, applied.replace('port: 9041', 'port: 9061'));
     await expect(page.getByTestId('disk-drift')).toBeVisible({ timeout: 30_000 });
     await page.getByTestId('apply').click();

@@ -5,23 +5,13 @@
  * its old port again); H and the toolbar open it. The test ends with the mesh directory as it found it, for the specs after it.
  */
 import { expect, type Page, test } from '@playwright/test';
-import { guardPage, openConsole, SHOTS } from './consoleHelpers';
+import { gatewayPort, guardPage, openConsole, setPort, SHOTS } from './consoleHelpers';
 
 const GATEWAY_VS = 'VirtualService/default/gateway-vsvc';
 const NODE = `node-${GATEWAY_VS}`;
 
 guardPage();
 test.setTimeout(180_000);
-
-/** The UDP port the real gateway proxy's listener runs on now (its l7mp REST API, read by the server). */
-async function gatewayPort(page: Page): Promise<number | null> {
-  return page.evaluate(async () => {
-    const r = await fetch(`/api/proxies/${encodeURIComponent('default/gateway-0')}/live`);
-    if (!r.ok) return null;
-    const { config } = (await r.json()) as { config: { listeners: { spec: { port?: number } }[] } };
-    return config.listeners[0]?.spec.port ?? null;
-  });
-}
 
 async function applyAndOpenHistory(page: Page): Promise<number> {
   await page.getByTestId('apply').click();
@@ -54,11 +44,7 @@ test('an apply is listed with its diff, deep-linked, and its previous version lo
   await expect(page.getByTestId('history-dialog')).toBeHidden();
 
   // Edit and apply: the apply panel links to the apply's record.
-  await page.getByTestId(NODE).click();
-  await page.getByTestId('tab-inspector').click();
-  await page.locator('[data-field-path="spec.udp.port"] input').fill('9031');
-  await expect(page.getByTestId(NODE)).toContainText('udp :9031');
-  await expect(page.getByTestId('save-status')).toContainText('Saved');
+  await setPort(page, GATEWAY_VS, 'spec.udp.port', '9031');
   const first = await applyAndOpenHistory(page);
   await expect.poll(() => gatewayPort(page), { timeout: 30_000 }).toBe(9031);
 

@@ -113,3 +113,13 @@ export async function centring(page: Page, node: Locator): Promise<string> {
     ? 'centred'
     : `${Math.round(dx)}, ${Math.round(dy)} px off the centre, ${Math.round(box.width)} px wide`;
 }
+
+/** The UDP port the real gateway proxy's first listener runs on now (its l7mp REST API, read by the server). */
+export async function gatewayPort(page: Page): Promise<number | null> {
+  return page.evaluate(async () => {
+    const r = await fetch(`/api/proxies/${encodeURIComponent('default/gateway-0')}/live`);
+    if (!r.ok) return null;
+    const { config } = (await r.json()) as { config: { listeners: { spec: { port?: number } }[] } };
+    return config.listeners[0]?.spec.port ?? null;
+  });
+}

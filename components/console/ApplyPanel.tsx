@@ -3,27 +3,11 @@
 import { useCallback, useState } from 'react';
 import type { Diagnostic } from '@/lib/model/diagnostic';
 import { formatObjectRef } from '@/lib/model/diagnostic';
+import type { ApplyResult } from '@/server/console/applyDraft';
 import type { MeshLiveState } from '@/server/controlPlane/liveState';
 import { ApiError, apiFetch, errorMessage } from './api';
 import { withDraft } from './draftId';
 import { proxyTone } from './nodeLive';
-
-interface AppliedProxy {
-  id: string;
-  inSync: boolean;
-  phase: string;
-  operations?: number;
-  error?: string;
-}
-
-interface ApplyResult {
-  applied: string[];
-  deleted: string[];
-  proxies: AppliedProxy[];
-  timedOut?: boolean;
-  /** The apply's record in the history (GET /api/applies/<id>), when one was kept. */
-  historyId?: number;
-}
 
 export type ApplyState =
   | { phase: 'idle' }

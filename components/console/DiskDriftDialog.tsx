@@ -5,7 +5,8 @@ import { useMemo, useState } from 'react';
 import type { DiskConflictChoice, DiskState } from '@/lib/console/diskDrift';
 import type { DraftDoc } from '@/lib/console/draftDoc';
 import { filesDiff } from '@/lib/console/filesDiff';
-import type { MergedObject, RebaseConflict } from '@/lib/gitops/rebaseDraft';
+import type { RebaseConflict } from '@/lib/gitops/rebaseDraft';
+import type { RebaseOnDiskAnswer } from '@/server/console/diskDrift';
 import { ApiError, apiFetch, errorMessage } from './api';
 import { Dialog } from './Dialog';
 import { FilesDiffView } from './FilesDiffView';
@@ -29,12 +30,6 @@ export interface DiskDriftDialogProps {
 }
 
 type Compare = 'disk' | 'draft';
-
-interface RebaseAnswer {
-  rebased: boolean;
-  merged: MergedObject[];
-  notes: string[];
-}
 
 /**
  * The mesh directory changed on disk since the draft started (a `git pull`, an editor, another
@@ -81,7 +76,7 @@ function DriftReview(p: DiskDriftDialogProps & { disk: DiskState }) {
         setError('The draft could not be saved, so it was not rebased (see the save status).');
         return;
       }
-      const r = await apiFetch<RebaseAnswer>(withDraft('/api/draft/rebase', p.draftId), {
+      const r = await apiFetch<RebaseOnDiskAnswer>(withDraft('/api/draft/rebase', p.draftId), {
         method: 'POST',
         body: { revision, ...(Object.keys(choices).length ? { choices } : {}) },
       });

@@ -4,7 +4,7 @@
  * directory's files (draft reset). Screenshots of the main views go to test-results/.
  */
 import { expect, type Page, test } from '@playwright/test';
-import { guardPage, recordDraftRequests } from './consoleHelpers';
+import { draftFile, guardPage, recordDraftRequests, replaceInYaml } from './consoleHelpers';
 
 const SHOTS = 'test-results';
 
@@ -36,28 +36,6 @@ async function openConsole(page: Page): Promise<void> {
  * Edits a file in the YAML tab the way a user does: Monaco's find/replace (Ctrl+H), "Replace All"
  * for each pair (typing multi-line text would go through Monaco's auto-indent).
  */
-async function replaceInYaml(page: Page, file: string, pairs: [string, string][]): Promise<void> {
-  await page.getByTestId('tab-yaml').click();
-  await page.getByTestId('yaml-file').selectOption(file);
-  const editor = page.getByTestId('yaml-editor').locator('.monaco-editor');
-  await expect(editor).toBeVisible();
-  await editor.locator('.view-lines').click();
-  await page.keyboard.press('Control+H');
-  for (const [from, to] of pairs) {
-    await editor.locator('textarea[aria-label="Find"]').fill(from);
-    await editor.locator('textarea[aria-label="Replace"]').fill(to);
-    await editor.locator('[aria-label^="Replace All"]').click();
-  }
-  await page.keyboard.press('Escape');
-}
-
-async function draftFile(page: Page, file: string): Promise<string> {
-  return page.evaluate(async (f) => {
-    const d = (await (await fetch('/api/draft')).json()) as { draft: { files: Record<string, string> } };
-    return d.draft.files[f] ?? '';
-  }, file);
-}
-
 test('the graph shows seed Example 1: objects, generated ones, proxies in sync', async ({ page }) => {
   await openConsole(page);
   for (const id of [

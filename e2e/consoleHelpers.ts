@@ -123,3 +123,27 @@ export async function gatewayPort(page: Page): Promise<number | null> {
     return config.listeners[0]?.spec.port ?? null;
   });
 }
+
+/** Replaces text in a draft file through Monaco's own Find/Replace (as a person would). */
+export async function replaceInYaml(page: Page, file: string, pairs: [string, string][]): Promise<void> {
+  await page.getByTestId('tab-yaml').click();
+  await page.getByTestId('yaml-file').selectOption(file);
+  const editor = page.getByTestId('yaml-editor').locator('.monaco-editor');
+  await expect(editor).toBeVisible();
+  await editor.locator('.view-lines').click();
+  await page.keyboard.press('Control+H');
+  for (const [from, to] of pairs) {
+    await editor.locator('textarea[aria-label="Find"]').fill(from);
+    await editor.locator('textarea[aria-label="Replace"]').fill(to);
+    await editor.locator('[aria-label^="Replace All"]').click();
+  }
+  await page.keyboard.press('Escape');
+}
+
+/** A draft file's text as the server holds it. */
+export async function draftFile(page: Page, file: string): Promise<string> {
+  return page.evaluate(async (f) => {
+    const d = (await (await fetch('/api/draft')).json()) as { draft: { files: Record<string, string> } };
+    return d.draft.files[f] ?? '';
+  }, file);
+}

@@ -13,6 +13,7 @@ import type { MeshLiveState } from '@/server/controlPlane/liveState';
 import { apiFetch, errorMessage } from './api';
 import { ApplyPanel, useApply } from './ApplyPanel';
 import { ClusterApplyPanel, clusterToolbarState, useClusterApply } from './ClusterApplyPanel';
+import { type QuickFix, quickFixes } from '@/lib/console/quickFixes';
 import { DiagnosticsList } from './DiagnosticsList';
 import { DraftIdContext, draftIdFromLocation, DraftIdKnownContext, MAIN_DRAFT_ID } from './draftId';
 import { DiskDriftDialog } from './DiskDriftDialog';
@@ -306,6 +307,19 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
     [compilation.model],
   );
 
+  const fixesFor = useCallback((d: Diagnostic) => quickFixes(d, compilation.model), [compilation.model]);
+  const applyFix = useCallback(
+    (fix: QuickFix) => {
+      const r = run(fix.command);
+      if (r.ok && fix.select) {
+        setSelected(fix.select);
+        setNodeFocus({ nodeId: fix.select, seq: Date.now() });
+        setTab('inspector');
+      }
+    },
+    [run],
+  );
+
   const addObject = useCallback(
     (kind: PaletteKind) => {
       const object = newObject(kind, compilation.model);
@@ -542,6 +556,8 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
               run={run}
               onUndo={draft.undo}
               onRedo={draft.redo}
+              fixesFor={fixesFor}
+              onFix={applyFix}
             />
           ) : (
             <PreviewPanel
@@ -557,7 +573,13 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
         </div>
       </aside>
       <footer className="console__bottom">
-        <DiagnosticsList compilation={compilation} checking={checking} onPick={pickDiagnostic} />
+        <DiagnosticsList
+          compilation={compilation}
+          checking={checking}
+          onPick={pickDiagnostic}
+          fixesFor={fixesFor}
+          onFix={applyFix}
+        />
       </footer>
       <div className="toast-region" aria-live="assertive">
         {toast ? (

@@ -4,12 +4,16 @@ import { memo, useMemo, useState } from 'react';
 import type { DraftCompilation } from '@/lib/console/compileDraft';
 import { diagnosticKeys } from '@/lib/console/diagnosticKeys';
 import { formatObjectRef, type Diagnostic, type Severity } from '@/lib/model/diagnostic';
+import { mayHaveQuickFix, type QuickFix } from '@/lib/console/quickFixes';
 
 export interface DiagnosticsListProps {
   compilation: DraftCompilation;
   /** The draft has not been compiled yet: its diagnostics are not known. */
   checking?: boolean;
   onPick(d: Diagnostic, nodeId: string | undefined): void;
+  /** The quick fixes of a diagnostic against the current draft (asked when its Fix menu opens). */
+  fixesFor?(d: Diagnostic): QuickFix[];
+  onFix?(fix: QuickFix): void;
 }
 
 /**
@@ -20,8 +24,12 @@ export const DiagnosticsList = memo(function DiagnosticsList({
   compilation,
   checking = false,
   onPick,
+  fixesFor,
+  onFix,
 }: DiagnosticsListProps) {
   const [show, setShow] = useState<Record<Severity, boolean>>({ error: true, warning: true, info: false });
+  // The row whose fixes are shown, by its key; its fixes are computed against the draft shown.
+  const [fixing, setFixing] = useState<string | undefined>();
   const { diagnostics, diagnosticNodes } = compilation;
   // Rows keyed by what they say, so an edit that adds or removes one diagnostic touches one row.
   const keys = useMemo(() => diagnosticKeys(diagnostics), [diagnostics]);
@@ -57,7 +65,7 @@ export const DiagnosticsList = memo(function DiagnosticsList({
         ) : null}
         {diagnostics.map((d, i) =>
           show[d.severity] ? (
-            <li key={keys[i]}>
+            <li key={keys[i]} className="diag-row">
               <button
                 type="button"
                 className={`diag diag--${d.severity}`}
@@ -73,6 +81,22 @@ export const DiagnosticsList = memo(function DiagnosticsList({
                 <span className="diag__msg">{d.message}</span>
                 <span className="diag__src">{d.source ? `${d.source.file}:${d.source.line}` : ''}</span>
               </button>
+              {fixesFor && onFix && mayHaveQuickFix(d) ? (
+                <button
+                  type="button"
+                  className="diag__fix"
+                  aria-expanded={fixing === keys[i]}
+                  aria-label={`Quick fixes for: ${d.message}`}
+                  title="Quick fixes"
+                  data-testid="diagnostic-fix"
+                  onClick={() => setFixing(fixing === keys[i] ? undefined : keys[i])}
+                >
+                  Fix
+                </button>
+              ) : null}
+              {fixing === keys[i] && fixesFor ? (
+                <QuickFixes fixes={fixesFor(d)} onFix={(f) => (setFixing(undefined), onFix!(f))} />
+              ) : null}
             </li>
           ) : null,
         )}
@@ -80,3 +104,19 @@ export const DiagnosticsList = memo(function DiagnosticsList({
     </section>
   );
 });
+
+function QuickFixes({ fixes, onFix }: { fixes: QuickFix[]; onFix(f: QuickFix): void }) {
+  return (
+    <div className="diag__fixes" role="group" aria-label="Quick fixes" data-testid="diagnostic-fixes">
+      {fixes.length === 0 ? (
+        <span className="diag__nofix">No quick fix here: edit the object in the form or the YAML tab.</span>
+      ) : (
+        fixes.map((f) => (
+          <button key={f.title} type="button" data-testid="quick-fix" onClick={() => onFix(f)}>
+            {f.title}
+          </button>
+        ))
+      )}
+    </div>
+  );
+}

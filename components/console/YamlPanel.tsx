@@ -4,6 +4,8 @@ import dynamic from 'next/dynamic';
 import { useState } from 'react';
 import type { DraftCompilation } from '@/lib/console/compileDraft';
 import type { CommandResult, DraftCommand } from '@/lib/console/draftCommands';
+import type { QuickFix } from '@/lib/console/quickFixes';
+import type { Diagnostic } from '@/lib/model/diagnostic';
 import type { DraftDoc } from '@/lib/console/draftDoc';
 
 // Monaco touches window at import time: client only (frontend-stack pitfall 6).
@@ -23,6 +25,8 @@ export interface YamlPanelProps {
   run(cmd: DraftCommand, opts?: { group?: string }): CommandResult;
   onUndo(): void;
   onRedo(): void;
+  fixesFor?(d: Diagnostic): QuickFix[];
+  onFix?(fix: QuickFix): void;
 }
 
 /** The draft's files in Monaco, one at a time, with the engine's markers and a list of them. */
@@ -37,6 +41,8 @@ export function YamlPanel({
   run,
   onUndo,
   onRedo,
+  fixesFor,
+  onFix,
 }: YamlPanelProps) {
   const files = Object.keys(draft.files).sort();
   const current = file && file in draft.files ? file : files[0];
@@ -78,6 +84,8 @@ export function YamlPanel({
           onChange={(text) => run({ type: 'setFileText', path: current, text }, { group: `yaml:${current}` })}
           onUndo={onUndo}
           onRedo={onRedo}
+          fixesFor={fixesFor}
+          onFix={onFix}
         />
       </div>
       <ul className="yaml-panel__markers" aria-label={`Problems in ${current}`} data-testid="yaml-markers">

@@ -3,7 +3,7 @@
  * a new DraftDoc or a clear error (what, where, why) and never throws on input, so a bad edit never
  * costs the draft.
  */
-import { ObjectName } from '../model/common';
+import { MSM_API_VERSION, ObjectName } from '../model/common';
 import { MESH_KINDS } from '../model/resources';
 import { formatFieldPath } from '../model/fieldPath';
 import { DraftDoc, DraftPath, NodePosition } from './draftDoc';
@@ -33,6 +33,7 @@ export type DraftCommand =
   | { type: 'deleteObject'; key: string }
   | { type: 'clearMesh' }
   | { type: 'renameObject'; key: string; name: string }
+  | { type: 'canonicalize'; keys: readonly string[] }
   | { type: 'connect'; source: string; target: string; chain?: 'ingress' | 'egress' }
   | { type: 'disconnect'; refs: readonly { key: string; path: FieldPath }[] }
   | { type: 'setFileText'; path: string; text: string }
@@ -70,6 +71,8 @@ function run(draft: DraftDoc, cmd: DraftCommand, model: DraftModel): CommandResu
       return clearMesh(draft, model);
     case 'renameObject':
       return renameObject(draft, model, cmd.key, cmd.name);
+    case 'canonicalize':
+      return canonicalize(draft, model, cmd.keys);
     case 'connect':
       return connect(draft, model, cmd.source, cmd.target, cmd.chain);
     case 'disconnect':
@@ -195,6 +198,23 @@ function replaceObject(
       `cannot replace ${describeKey(key)} with ${describeKey(newKey)}: kind, namespace and name must stay (rename it instead)`,
     );
   return edit(draft, [{ object, edit: (doc, base) => applyValue(doc, base, valueAt(doc, base), value) }]);
+}
+
+/**
+ * Rewrites objects written in the seed's `l7mp.io/MSM/v1` dialect in canonical form (what their
+ * first edit would do), comments kept; objects already canonical are left as they are.
+ */
+function canonicalize(draft: DraftDoc, model: DraftModel, keys: readonly string[]): CommandResult {
+  const edits: { object: DraftObject; edit: DocEdit }[] = [];
+  for (const key of keys) {
+    const object = findObject(model, key);
+    if (typeof object === 'string') return fail(`cannot convert: ${object}`);
+    // editObjects converts a dialect object before any edit: an empty edit is the conversion.
+    if (object.dialect) edits.push({ object, edit: () => {} });
+  }
+  if (edits.length === 0)
+    return fail(`nothing to convert: these objects are already written in ${MSM_API_VERSION}`);
+  return edit(draft, edits);
 }
 
 function deleteObject(draft: DraftDoc, model: DraftModel, key: string): CommandResult {

@@ -70,8 +70,8 @@ function freeName(model: DraftModel, kind: string, namespace: string, prefix: st
   }
 }
 
-/** The first port from 9000 up that no VirtualService or Service of the draft uses. */
-function freePort(model: DraftModel): number {
+/** The first port from `from` (9000) up that no VirtualService or Service of the draft uses. */
+export function freePort(model: DraftModel, from = 9000): number {
   const used = new Set<number>();
   const collect = (v: unknown): void => {
     if (Array.isArray(v)) v.forEach(collect);
@@ -83,7 +83,7 @@ function freePort(model: DraftModel): number {
   };
   for (const o of model.objects)
     if (o.kind === 'VirtualService' || o.kind === 'Service') collect(o.value.spec);
-  let p = 9000;
-  while (used.has(p)) p++;
+  let p = from;
+  while (used.has(p) && p < 65535) p++;
   return p;
 }

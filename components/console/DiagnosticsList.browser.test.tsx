@@ -1,0 +1,90 @@
+/** The diagnostics list's quick fixes, in Chromium: offered where a fix may exist, applied on click. */
+import { createRoot } from 'react-dom/client';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { DraftCompilation } from '@/lib/console/compileDraft';
+import type { QuickFix } from '@/lib/console/quickFixes';
+import type { Diagnostic } from '@/lib/model/diagnostic';
+import { DiagnosticsList } from './DiagnosticsList';
+
+let host: HTMLDivElement | undefined;
+afterEach(() => host?.remove());
+
+const diag = (code: string, name: string): Diagnostic => ({
+  severity: 'error',
+  code,
+  message: `${code} of ${name}`,
+  object: { kind: 'Route', namespace: 'default', name },
+  path: 'spec.destination',
+});
+
+const FIX: QuickFix = {
+  title: 'Change to "echo"',
+  command: { type: 'setField', key: 'Route/default/a', path: ['spec', 'destination'], value: 'echo' },
+};
+
+function draw(
+  diagnostics: Diagnostic[],
+  fixesFor: (d: Diagnostic) => QuickFix[],
+  onFix: (f: QuickFix) => void,
+) {
+  host = document.createElement('div');
+  document.body.append(host);
+  const compilation = {
+    diagnostics,
+    diagnosticNodes: diagnostics.map(() => undefined),
+  } as unknown as DraftCompilation;
+  createRoot(host).render(
+    <DiagnosticsList compilation={compilation} onPick={() => {}} fixesFor={fixesFor} onFix={onFix} />,
+  );
+  return host;
+}
+
+const q = (root: HTMLElement, sel: string) => [...root.querySelectorAll<HTMLElement>(sel)];
+
+describe('DiagnosticsList quick fixes', () => {
+  it('offers Fix only on rows whose code may have one, and computes fixes when it is opened', async () => {
+    const asked: string[] = [];
+    const applied: QuickFix[] = [];
+    const root = draw(
+      [diag('unresolved-reference', 'a'), diag('route-dropped', 'a')],
+      (d) => (asked.push(d.code), [FIX]),
+      (f) => applied.push(f),
+    );
+    await expect.poll(() => q(root, '[data-testid="diagnostic"]').length).toBe(2);
+    const rows = q(root, '.diag-row');
+    expect(rows.map((r) => r.querySelector('[data-testid="diagnostic-fix"]') !== null)).toEqual([
+      true,
+      false,
+    ]);
+    expect(asked).toEqual([]);
+
+    const fix = rows[0]!.querySelector<HTMLButtonElement>('[data-testid="diagnostic-fix"]')!;
+    fix.click();
+    await expect
+      .poll(() => q(root, '[data-testid="quick-fix"]').map((b) => b.textContent))
+      .toEqual([FIX.title]);
+    expect(fix.getAttribute('aria-expanded')).toBe('true');
+    expect(asked).toEqual(['unresolved-reference']);
+
+    q(root, '[data-testid="quick-fix"]')[0]!.click();
+    await expect.poll(() => applied).toEqual([FIX]);
+    // Applied: the menu closes.
+    await expect.poll(() => q(root, '[data-testid="diagnostic-fixes"]').length).toBe(0);
+  });
+
+  it('says so when a fixable code has no fix for this case, and a second click closes the menu', async () => {
+    const root = draw(
+      [diag('unresolved-reference', 'b')],
+      () => [],
+      () => {},
+    );
+    await expect.poll(() => q(root, '[data-testid="diagnostic-fix"]').length).toBe(1);
+    const fix = q(root, '[data-testid="diagnostic-fix"]')[0]!;
+    fix.click();
+    await expect
+      .poll(() => root.querySelector('[data-testid="diagnostic-fixes"]')?.textContent)
+      .toBe('No quick fix here: edit the object in the form or the YAML tab.');
+    fix.click();
+    await expect.poll(() => q(root, '[data-testid="diagnostic-fixes"]').length).toBe(0);
+  });
+});

@@ -10,6 +10,7 @@ export const SHORTCUTS: [string, string][] = [
   ['Shift while connecting', 'Append the Target to the ingress chain'],
   ['Alt while connecting', 'Append the Target to the egress chain'],
   ['/ or Ctrl+K', 'Find an object on the canvas (kind:, ns:, is:error narrow it)'],
+  ['Ctrl+. (in YAML)', 'Quick fixes for the problem on this line (also: Fix in the list)'],
   ['1 / 2 / 3', 'Inspector / YAML / Preview tab'],
   ['H', 'Apply history: what each apply changed, and a way back'],
   ['Esc', 'Clear the selection, close a dialog'],

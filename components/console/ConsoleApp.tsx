@@ -532,6 +532,8 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
               onSelect={setSelected}
               onFind={pickNode}
               onShowYaml={showYaml}
+              fixesFor={fixesFor}
+              onFix={applyFix}
               onPreview={(id) => {
                 setPreviewProxy(id);
                 setTab('preview');

@@ -93,6 +93,9 @@ export const DiagnosticsList = memo(function DiagnosticsList({
                 >
                   Fix
                 </button>
+              ) : fixesFor && onFix ? (
+                // Keeps every row's columns where the rows with a Fix button have them.
+                <span className="diag__fix diag__fix--none" aria-hidden="true" />
               ) : null}
               {fixing === keys[i] && fixesFor ? (
                 <QuickFixes fixes={fixesFor(d)} onFix={(f) => (setFixing(undefined), onFix!(f))} />

@@ -6,6 +6,7 @@ import { diagnosticsByField, existingPrefix, type JsonSchema } from '@/lib/conso
 import { parseFieldPath } from '@/lib/console/fieldPath';
 import { newObject, type PaletteKind } from '@/lib/console/palette';
 import { virtualServiceListener } from '@/lib/console/probeForm';
+import type { QuickFix } from '@/lib/console/quickFixes';
 import { meshJsonSchema, type SchemaKind, SCHEMA_KINDS } from '@/lib/model/jsonSchemas';
 import { formatFieldPath } from '@/lib/model/fieldPath';
 import type { Diagnostic } from '@/lib/model/diagnostic';
@@ -37,6 +38,9 @@ export interface InspectorProps {
   probeDisabledReason?: string;
   /** Goes to a node on the canvas (selects and centres it): the summary's links. */
   onFind?(nodeId: string): void;
+  /** Quick fixes beside a field's problem. */
+  fixesFor?(d: Diagnostic): QuickFix[];
+  onFix?(fix: QuickFix): void;
 }
 
 /** The selected node's object as a form generated from its schema, with its diagnostics inline. */
@@ -51,6 +55,8 @@ export function Inspector({
   onPreview,
   probeDisabledReason,
   onFind,
+  fixesFor,
+  onFix,
 }: InspectorProps) {
   const node = compilation.graph.nodes.find((n) => n.id === selectedId);
   const key = node?.object?.key;
@@ -213,6 +219,8 @@ export function Inspector({
           diagnostics={diagnostics}
           focusPath={anchor}
           focusSeq={focus?.seq}
+          fixesFor={fixesFor}
+          onFix={onFix}
           onChange={(path, value) =>
             run(
               { type: 'setField', key: object.key, path, value },

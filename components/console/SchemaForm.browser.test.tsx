@@ -4,6 +4,7 @@ import { userEvent } from 'vitest/browser';
 import { render } from 'vitest-browser-react';
 import { parse } from 'yaml';
 import type { FieldPath } from '@/lib/console/fieldPath';
+import type { QuickFix } from '@/lib/console/quickFixes';
 import { diagnosticsByField, type JsonSchema } from '@/lib/console/schemaForm';
 import { compileMesh } from '@/lib/engine/compileMesh';
 import { meshJsonSchema } from '@/lib/model/jsonSchemas';
@@ -55,6 +56,35 @@ describe('SchemaForm (the Inspector form of a VirtualService)', () => {
     // Fields without a diagnostic stay clean.
     expect(field(screen.container, 'spec.udp.port').classList.contains('field--invalid')).toBe(false);
     expect(field(screen.container, 'spec.udp.port').querySelector('.field-error')).toBeNull();
+  });
+
+  it("offers a diagnostic's quick fixes beside it, and runs the one clicked", async () => {
+    const value = parse(YAML) as Record<string, unknown>;
+    const diagnostics = compileMesh(parseManifests([{ path: 'mesh.yaml', content: YAML }])).diagnostics;
+    const fix: QuickFix = {
+      title: 'Create Target "nope-target"',
+      command: { type: 'addObject', object: { kind: 'Target' } },
+    };
+    const asked: string[] = [];
+    const applied: QuickFix[] = [];
+    const screen = await render(
+      <SchemaForm
+        schema={schema}
+        value={value}
+        diagnostics={diagnosticsByField(value, diagnostics)}
+        onChange={() => undefined}
+        onRename={() => undefined}
+        fixesFor={(d) => (asked.push(`${d.code} ${d.path}`), d.code === 'unresolved-reference' ? [fix] : [])}
+        onFix={(f) => applied.push(f)}
+      />,
+    );
+    const dest = field(screen.container, 'spec.rules[0].action.route.destination');
+    await expect.element(screen.getByRole('button', { name: fix.title })).toBeVisible();
+    expect(dest.querySelectorAll('[data-testid="field-quick-fix"]')).toHaveLength(1);
+    // Asked only for codes that may have a fix (not for the dropped rule or route).
+    expect(asked.every((a) => a.startsWith('unresolved-reference'))).toBe(true);
+    await userEvent.click(screen.getByRole('button', { name: fix.title }));
+    expect(applied).toEqual([fix]);
   });
 
   it('refuses a port above 65535 inline and does not apply it; a valid port is applied', async () => {

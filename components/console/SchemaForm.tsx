@@ -1,6 +1,7 @@
 'use client';
 
 import { useEffect, useId, useRef, useState } from 'react';
+import { mayHaveQuickFix, type QuickFix } from '@/lib/console/quickFixes';
 import type { Diagnostic } from '@/lib/model/diagnostic';
 import { formatFieldPath } from '@/lib/model/fieldPath';
 import type { FieldPath } from '@/lib/console/fieldPath';
@@ -26,12 +27,17 @@ export interface SchemaFormProps {
   /** A field to scroll to and focus (a diagnostic's anchor path). */
   focusPath?: string;
   focusSeq?: number;
+  /** Quick fixes offered beside a field's problem (lib/console/quickFixes.ts). */
+  fixesFor?(d: Diagnostic): QuickFix[];
+  onFix?(fix: QuickFix): void;
 }
 
 interface FieldCtx {
   diagnostics: Map<string, Diagnostic[]>;
   onChange(path: FieldPath, value: unknown): void;
   onRename(name: string): void;
+  fixesFor?(d: Diagnostic): QuickFix[];
+  onFix?(fix: QuickFix): void;
 }
 
 /** A form for any object, generated from its JSON Schema: no form is written per kind. */
@@ -43,6 +49,8 @@ export function SchemaForm({
   onRename,
   focusPath,
   focusSeq,
+  fixesFor,
+  onFix,
 }: SchemaFormProps) {
   const root = useRef<HTMLDivElement>(null);
   useEffect(() => {
@@ -56,24 +64,41 @@ export function SchemaForm({
       el.querySelector<HTMLElement>('input, select');
     input?.focus({ preventScroll: true });
   }, [focusPath, focusSeq]);
-  const ctx: FieldCtx = { diagnostics, onChange, onRename };
+  const ctx: FieldCtx = { diagnostics, onChange, onRename, fixesFor, onFix };
   return (
     <div className="schema-form" ref={root} data-testid="schema-form">
-      <FieldErrors list={diagnostics.get('')} />
+      <FieldErrors list={diagnostics.get('')} ctx={ctx} />
       <ObjectFields schema={schema} value={value} path={[]} ctx={ctx} />
     </div>
   );
 }
 
-function FieldErrors({ list }: { list: Diagnostic[] | undefined }) {
+function FieldErrors({ list, ctx }: { list: Diagnostic[] | undefined; ctx: FieldCtx }) {
   if (!list || list.length === 0) return null;
   return (
     <ul className="field-errors" data-testid="field-errors">
-      {list.map((d, i) => (
-        <li key={i} className={`field-error field-error--${d.severity}`}>
-          {d.message}
-        </li>
-      ))}
+      {list.map((d, i) => {
+        const fixes = ctx.fixesFor && ctx.onFix && mayHaveQuickFix(d) ? ctx.fixesFor(d) : [];
+        return (
+          <li key={i} className={`field-error field-error--${d.severity}`}>
+            {d.message}
+            {fixes.length > 0 ? (
+              <span className="field-error__fixes" role="group" aria-label="Quick fixes">
+                {fixes.map((f) => (
+                  <button
+                    key={f.title}
+                    type="button"
+                    data-testid="field-quick-fix"
+                    onClick={() => ctx.onFix!(f)}
+                  >
+                    {f.title}
+                  </button>
+                ))}
+              </span>
+            ) : null}
+          </li>
+        );
+      })}
     </ul>
   );
 }
@@ -192,7 +217,7 @@ function Field({
             {name}
             {remove}
           </legend>
-          <FieldErrors list={errors} />
+          <FieldErrors list={errors} ctx={ctx} />
           {widget === 'object' ? (
             <ObjectFields schema={schema} value={asRecord(value)} path={path} ctx={ctx} />
           ) : widget === 'record' ? (
@@ -294,7 +319,7 @@ function Field({
         {body}
         {remove}
       </div>
-      <FieldErrors list={errors} />
+      <FieldErrors list={errors} ctx={ctx} />
     </div>
   );
 }

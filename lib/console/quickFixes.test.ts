@@ -67,6 +67,19 @@ describe('quickFixes: a dangling reference', () => {
     expect(c.l7mp).toEqual(compileDraft(canary).l7mp);
   });
 
+  it("fixes a selector naming no Service with the closest Service's name, or a new Service", () => {
+    const typo = withMesh(canary, 'serviceName: gateway-svc', 'serviceName: gateway-sv');
+    const { d, fixes } = fixesFor(typo, (x) => x.code === 'selector-no-service');
+    expect(d.path).toBe('spec.selector.serviceName');
+    expect(fixes.map((f) => f.title)).toEqual([
+      'Change to "gateway-svc" (Service)',
+      'Create Service "gateway-sv"',
+    ]);
+    const c = compileDraft(applyFix(typo, fixes[0]!));
+    expect(c.diagnostics.filter((x) => x.code === 'selector-no-service')).toEqual([]);
+    expect(c.l7mp).toEqual(compileDraft(canary).l7mp);
+  });
+
   it('orders suggestions by how close they are', () => {
     const typo = withMesh(canary, 'serviceName: echo-v1,', 'serviceName: echo-v22,');
     const { fixes } = fixesFor(typo, unresolved('spec.split[0].serviceName'));

@@ -1,7 +1,7 @@
 /**
  * Quick fixes: for a diagnostic, the edits that would settle it, each one draft command (so one
- * Ctrl+Z takes it back). A dangling reference offers the existing names closest to what was written
- * and creating the object it names; a seed-dialect warning offers the conversion; a port clash the
+ * Ctrl+Z takes it back). A dangling reference (or a selector naming no Service) offers the existing
+ * names closest to what was written and creating the object it names; a seed-dialect warning offers the conversion; a port clash the
  * next free port. Pure: computed from the diagnostic and the draft's model when the user asks.
  */
 import { parseRef } from '../engine/names';
@@ -22,7 +22,7 @@ export interface QuickFix {
 }
 
 /** Codes that may have a quick fix: cheap to ask for every row of a long diagnostics list. */
-const FIXABLE = /^(unresolved-reference|port-clash|seed-dialect-.*)$/;
+const FIXABLE = /^(unresolved-reference|selector-no-service|port-clash|seed-dialect-.*)$/;
 
 /** True when `quickFixes` may offer something for this diagnostic. */
 export function mayHaveQuickFix(d: Diagnostic): boolean {
@@ -40,7 +40,8 @@ export function quickFixes(d: Diagnostic, model: DraftModel): QuickFix[] {
   // A duplicated object has its own error; editing one of the copies would be a guess.
   if (!list || list.length !== 1) return [];
   const object = list[0]!;
-  if (d.code === 'unresolved-reference') return referenceFixes(d, object, model);
+  if (d.code === 'unresolved-reference' || d.code === 'selector-no-service')
+    return referenceFixes(d, object, model);
   if (d.code === 'port-clash') return portFixes(d, object, model);
   return dialectFixes(object, model);
 }
@@ -66,7 +67,9 @@ function referenceFixes(d: Diagnostic, object: DraftObject, model: DraftModel): 
   const site = referenceSites(object.kind, object.value).refs.find((s) => formatFieldPath(s.path) === d.path);
   if (!site) return [];
   const ref = parseRef(site.value, object.namespace);
-  const kinds = site.kinds.filter((k) => ref.kind === undefined || KIND_WORD[k] === ref.kind);
+  // A selector's serviceName selects a Kubernetes Service's pods: only a Service will do.
+  const lookup: readonly RefKind[] = site.role === 'selector' ? ['Service'] : site.kinds;
+  const kinds = lookup.filter((k) => ref.kind === undefined || KIND_WORD[k] === ref.kind);
   const fixes: QuickFix[] = [];
   const seen = new Set<string>([site.value]);
   for (const c of closestNames(ref.name, ref.namespace, kinds, model)) {

@@ -65,6 +65,13 @@ describe('DiagnosticsList quick fixes', () => {
       .toEqual([FIX.title]);
     expect(fix.getAttribute('aria-expanded')).toBe('true');
     expect(asked).toEqual(['unresolved-reference']);
+    // The first fix has the focus; Escape closes the menu and gives it back to the Fix button.
+    expect(document.activeElement?.textContent).toBe(FIX.title);
+    document.activeElement!.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true }));
+    await expect.poll(() => q(root, '[data-testid="diagnostic-fixes"]').length).toBe(0);
+    expect(document.activeElement).toBe(fix);
+    fix.click();
+    await expect.poll(() => q(root, '[data-testid="quick-fix"]').length).toBe(1);
 
     q(root, '[data-testid="quick-fix"]')[0]!.click();
     await expect.poll(() => applied).toEqual([FIX]);

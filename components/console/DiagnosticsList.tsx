@@ -1,6 +1,6 @@
 'use client';
 
-import { memo, useMemo, useState } from 'react';
+import { memo, useEffect, useMemo, useRef, useState } from 'react';
 import type { DraftCompilation } from '@/lib/console/compileDraft';
 import { diagnosticKeys } from '@/lib/console/diagnosticKeys';
 import { formatObjectRef, type Diagnostic, type Severity } from '@/lib/model/diagnostic';
@@ -98,7 +98,11 @@ export const DiagnosticsList = memo(function DiagnosticsList({
                 <span className="diag__fix diag__fix--none" aria-hidden="true" />
               ) : null}
               {fixing === keys[i] && fixesFor ? (
-                <QuickFixes fixes={fixesFor(d)} onFix={(f) => (setFixing(undefined), onFix!(f))} />
+                <QuickFixes
+                  fixes={fixesFor(d)}
+                  onFix={(f) => (setFixing(undefined), onFix!(f))}
+                  onClose={() => setFixing(undefined)}
+                />
               ) : null}
             </li>
           ) : null,
@@ -108,9 +112,33 @@ export const DiagnosticsList = memo(function DiagnosticsList({
   );
 });
 
-function QuickFixes({ fixes, onFix }: { fixes: QuickFix[]; onFix(f: QuickFix): void }) {
+/** A row's fixes; the first one takes the focus, Escape closes them and goes back to the Fix button. */
+function QuickFixes({
+  fixes,
+  onFix,
+  onClose,
+}: {
+  fixes: QuickFix[];
+  onFix(f: QuickFix): void;
+  onClose(): void;
+}) {
+  const ref = useRef<HTMLDivElement>(null);
+  useEffect(() => ref.current?.querySelector('button')?.focus(), []);
   return (
-    <div className="diag__fixes" role="group" aria-label="Quick fixes" data-testid="diagnostic-fixes">
+    <div
+      ref={ref}
+      className="diag__fixes"
+      role="group"
+      aria-label="Quick fixes"
+      data-testid="diagnostic-fixes"
+      onKeyDown={(e) => {
+        if (e.key !== 'Escape') return;
+        // Not the console's Escape (which clears the selection): only this menu closes.
+        e.stopPropagation();
+        ref.current?.parentElement?.querySelector<HTMLElement>('[data-testid="diagnostic-fix"]')?.focus();
+        onClose();
+      }}
+    >
       {fixes.length === 0 ? (
         <span className="diag__nofix">No quick fix here: edit the object in the form or the YAML tab.</span>
       ) : (

@@ -26,6 +26,8 @@ export interface HistoryDialogProps {
   /** Said once a version was loaded into the draft. */
   onLoaded(message: string): void;
   onClose(): void;
+  /** How often the open list is read again (ms). */
+  refreshMs?: number;
 }
 
 /**
@@ -35,9 +37,17 @@ export interface HistoryDialogProps {
  * is reviewed in the Preview and applied like any edit, and undone with Ctrl+Z.
  */
 export function HistoryDialog(p: HistoryDialogProps) {
-  const list = useQuery({ ...appliesQuery, enabled: p.open });
+  // Read again while open: an apply from another tab or user shows up, and the "ago"s stay true.
+  const list = useQuery({ ...appliesQuery, enabled: p.open, refetchInterval: p.refreshMs ?? 5000 });
   const applies = list.data;
-  const shownId = p.selectedId ?? applies?.[0]?.id;
+  // Without a selection the newest is shown, and stays shown when a newer one arrives: a list that
+  // refreshes must not swap the diff being read.
+  const [firstShown, setFirstShown] = useState<number | undefined>();
+  const newest = applies?.[0]?.id;
+  // Set during render (React's "adjusting state when a prop changes"): reset whenever it closes.
+  const keep = p.open ? (firstShown ?? newest) : undefined;
+  if (keep !== firstShown) setFirstShown(keep);
+  const shownId = p.selectedId ?? firstShown ?? newest;
   return (
     <Dialog open={p.open} title="Apply history" onClose={p.onClose} testId="history-dialog" wide>
       <div className="history">

@@ -59,6 +59,13 @@ for (const [width, height] of [
     const finder = (await page.getByTestId('finder').boundingBox())!;
     const grouping = (await page.getByTestId('grouping-panel').boundingBox())!;
     expect(finder.x + finder.width).toBeLessThanOrEqual(grouping.x);
+    // The deepest form of Example 1: a rule's inline route with its ingress chain.
+    await page.getByTestId('node-VirtualService/default/gateway-vsvc').click();
+    await page.getByTestId('tab-inspector').click();
+    await expect(
+      page.locator('[data-field-path="spec.rules[0].action.route.ingress[0]"]').first(),
+    ).toBeVisible();
+    expect(await overflow(page)).toEqual({ toolbar: [], panel: 0, panelItems: [] });
 
     await page.getByTestId('import').click();
     await page.getByTestId('example-canary').click();

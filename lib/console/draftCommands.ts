@@ -31,6 +31,7 @@ export type DraftCommand =
   | { type: 'setFields'; key: string; fields: readonly { path: FieldPath; value: unknown }[] }
   | { type: 'replaceObject'; key: string; object: Record<string, unknown> }
   | { type: 'deleteObject'; key: string }
+  | { type: 'deleteCopy'; key: string; file: string; line: number }
   | { type: 'clearMesh' }
   | { type: 'renameObject'; key: string; name: string }
   | { type: 'canonicalize'; keys: readonly string[] }
@@ -67,6 +68,8 @@ function run(draft: DraftDoc, cmd: DraftCommand, model: DraftModel): CommandResu
       return replaceObject(draft, model, cmd.key, cmd.object);
     case 'deleteObject':
       return deleteObject(draft, model, cmd.key);
+    case 'deleteCopy':
+      return deleteCopy(draft, model, cmd.key, cmd.file, cmd.line);
     case 'clearMesh':
       return clearMesh(draft, model);
     case 'renameObject':
@@ -201,6 +204,25 @@ function replaceObject(
 }
 
 /**
+ * Deletes one definition of an object defined more than once (the engine uses none of them); the
+ * layout stays, for the copy that remains.
+ */
+function deleteCopy(
+  draft: DraftDoc,
+  model: DraftModel,
+  key: string,
+  file: string,
+  line: number,
+): CommandResult {
+  const list = model.byKey.get(key) ?? [];
+  const object = list.find((o) => o.file === file && o.line === line);
+  if (!object) return fail(`cannot delete: no definition of ${describeKey(key)} starts at ${file}:${line}`);
+  if (list.length < 2)
+    return fail(`cannot delete a copy: ${describeKey(key)} is defined once; delete the object instead`);
+  return edit(draft, [{ object, edit: removeObject }]);
+}
+
+/**
  * Rewrites objects written in the seed's `l7mp.io/MSM/v1` dialect in canonical form (what their
  * first edit would do), comments kept; objects already canonical are left as they are.
  */
@@ -217,18 +239,16 @@ function canonicalize(draft: DraftDoc, model: DraftModel, keys: readonly string[
   return edit(draft, edits);
 }
 
+/** Removes an object's document (or its item of a `kind: List`). */
+const removeObject: DocEdit = (doc, base) => {
+  if (base.length === 0) doc.contents = null;
+  else doc.deleteIn(base);
+};
+
 function deleteObject(draft: DraftDoc, model: DraftModel, key: string): CommandResult {
   const object = findObject(model, key);
   if (typeof object === 'string') return fail(`cannot delete: ${object}`);
-  const r = edit(draft, [
-    {
-      object,
-      edit: (doc, base) => {
-        if (base.length === 0) doc.contents = null;
-        else doc.deleteIn(base);
-      },
-    },
-  ]);
+  const r = edit(draft, [{ object, edit: removeObject }]);
   if (!r.ok) return r;
   const layout = { ...r.draft.layout };
   let moved = false;

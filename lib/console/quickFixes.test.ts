@@ -122,6 +122,65 @@ describe('quickFixes: a dangling reference', () => {
   });
 });
 
+describe('quickFixes: an object defined twice', () => {
+  it('offers to delete the copy each diagnostic is about; the other one is then used', () => {
+    const copy = canary.files['mesh.yaml']!.split('---')[1]!.trimStart(); // the Route echo-route
+    const twice = { ...canary, files: { ...canary.files, 'b.yaml': `# a pasted copy\n${copy}` } };
+    const c = compileDraft(twice);
+    const dups = c.diagnostics.filter((d) => d.code === 'duplicate-name');
+    expect(dups.map((d) => `${d.source!.file}:${d.source!.line}`).sort()).toEqual([
+      'b.yaml:2',
+      'mesh.yaml:13',
+    ]);
+    const model = parseDraft(twice);
+    const fix = quickFixes(
+      dups.find((d) => d.source!.file === 'b.yaml')!,
+      model,
+    );
+    expect(fix.map((f) => f.title)).toEqual(['Delete this copy (b.yaml:2)']);
+    const fixed = applyFix(twice, fix[0]!);
+    expect(fixed.files['b.yaml']).toBeUndefined(); // its only object gone, the file goes
+    expect(fixed.files['mesh.yaml']).toBe(canary.files['mesh.yaml']);
+    const after = compileDraft(fixed);
+    expect(after.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
+    expect(after.l7mp).toEqual(compileDraft(canary).l7mp);
+    // The other diagnostic deletes the original instead, and leaves the pasted copy.
+    const other = quickFixes(
+      dups.find((d) => d.source!.file === 'mesh.yaml')!,
+      model,
+    );
+    const kept = applyFix(twice, other[0]!);
+    expect(kept.files['b.yaml']).toBe(twice.files['b.yaml']);
+    expect(kept.files['mesh.yaml']).not.toContain('kind: Route');
+    expect(compileDraft(kept).l7mp).toEqual(compileDraft(canary).l7mp);
+  });
+
+  it('refuses to delete a copy that is not there, or the only definition', () => {
+    expect(
+      applyCommand(canary, {
+        type: 'deleteCopy',
+        key: 'Route/default/echo-route',
+        file: 'mesh.yaml',
+        line: 3,
+      }),
+    ).toEqual({
+      ok: false,
+      error: 'cannot delete: no definition of Route default/echo-route starts at mesh.yaml:3',
+    });
+    expect(
+      applyCommand(canary, {
+        type: 'deleteCopy',
+        key: 'Route/default/echo-route',
+        file: 'mesh.yaml',
+        line: 13,
+      }),
+    ).toEqual({
+      ok: false,
+      error: 'cannot delete a copy: Route default/echo-route is defined once; delete the object instead',
+    });
+  });
+});
+
 describe('quickFixes: the seed dialect', () => {
   const dialect = (d: Diagnostic) => d.code.startsWith('seed-dialect');
 

@@ -1,7 +1,8 @@
 /**
  * Quick fixes: for a diagnostic, the edits that would settle it, each one draft command (so one
  * Ctrl+Z takes it back). A dangling reference (or a selector naming no Service) offers the existing
- * names closest to what was written and creating the object it names; a seed-dialect warning offers the conversion; a port clash the
+ * names closest to what was written and creating the object it names; an object defined twice the
+ * deletion of a copy; a seed-dialect warning offers the conversion; a port clash the
  * next free port. Pure: computed from the diagnostic and the draft's model when the user asks.
  */
 import { parseRef } from '../engine/names';
@@ -22,7 +23,7 @@ export interface QuickFix {
 }
 
 /** Codes that may have a quick fix: cheap to ask for every row of a long diagnostics list. */
-const FIXABLE = /^(unresolved-reference|selector-no-service|port-clash|seed-dialect-.*)$/;
+const FIXABLE = /^(unresolved-reference|selector-no-service|port-clash|duplicate-name|seed-dialect-.*)$/;
 
 /** True when `quickFixes` may offer something for this diagnostic. */
 export function mayHaveQuickFix(d: Diagnostic): boolean {
@@ -37,6 +38,7 @@ export function quickFixes(d: Diagnostic, model: DraftModel): QuickFix[] {
   if (!mayHaveQuickFix(d)) return [];
   const key = `${d.object.kind}/${d.object.namespace ?? 'default'}/${d.object.name}`;
   const list = model.byKey.get(key);
+  if (d.code === 'duplicate-name') return copyFixes(d, key, list ?? []);
   // A duplicated object has its own error; editing one of the copies would be a guess.
   if (!list || list.length !== 1) return [];
   const object = list[0]!;
@@ -44,6 +46,18 @@ export function quickFixes(d: Diagnostic, model: DraftModel): QuickFix[] {
     return referenceFixes(d, object, model);
   if (d.code === 'port-clash') return portFixes(d, object, model);
   return dialectFixes(object, model);
+}
+
+/** Each definition of an object defined twice has its diagnostic: that one can go. */
+function copyFixes(d: Diagnostic, key: string, list: readonly DraftObject[]): QuickFix[] {
+  const at = d.source;
+  if (!at || list.length < 2 || !list.some((o) => o.file === at.file && o.line === at.line)) return [];
+  return [
+    {
+      title: `Delete this copy (${at.file}:${at.line})`,
+      command: { type: 'deleteCopy', key, file: at.file, line: at.line },
+    },
+  ];
 }
 
 function dialectFixes(object: DraftObject, model: DraftModel): QuickFix[] {

@@ -12,7 +12,7 @@ import { formatFieldPath } from '../model/fieldPath';
 import type { DraftCommand } from './draftCommands';
 import type { DraftModel, DraftObject } from './draftModel';
 import { freePort, newObject, type PaletteKind } from './palette';
-import { type RefKind, referenceSites, referenceTo, renamedReference } from './references';
+import { NAME_KIND, type RefKind, referenceSites, referenceTo, renamedReference } from './references';
 
 export interface QuickFix {
   /** What the fix does, as its button reads. */
@@ -83,7 +83,7 @@ function referenceFixes(d: Diagnostic, object: DraftObject, model: DraftModel): 
   const ref = parseRef(site.value, object.namespace);
   // A selector's serviceName selects a Kubernetes Service's pods: only a Service will do.
   const lookup: readonly RefKind[] = site.role === 'selector' ? ['Service'] : site.kinds;
-  const kinds = lookup.filter((k) => ref.kind === undefined || KIND_WORD[k] === ref.kind);
+  const kinds = lookup.filter((k) => ref.kind === undefined || NAME_KIND[k] === ref.kind);
   const fixes: QuickFix[] = [];
   const seen = new Set<string>([site.value]);
   for (const c of closestNames(ref.name, ref.namespace, kinds, model)) {
@@ -115,13 +115,6 @@ function referenceFixes(d: Diagnostic, object: DraftObject, model: DraftModel): 
   }
   return fixes;
 }
-
-const KIND_WORD: Record<RefKind, string> = {
-  Route: 'route',
-  Target: 'target',
-  VirtualService: 'virtualservice',
-  Service: 'service',
-};
 
 /** What to create for a dangling reference: a rule's route a Route, a route's target a Target, endpoints a Service. */
 function createKind(role: string, kinds: readonly RefKind[]): PaletteKind | undefined {

@@ -110,7 +110,8 @@ function targetSites(spec: Record<string, unknown>, at: (string | number)[], ref
   }
 }
 
-const NAME_KIND: Record<RefKind, NameKind> = {
+/** The name kind a long name spells for each reference kind (`x.ns.<kind>.cluster.local`). */
+export const NAME_KIND: Record<RefKind, NameKind> = {
   Route: 'route',
   Target: 'target',
   VirtualService: 'virtualservice',

@@ -108,11 +108,16 @@ export interface ReconcilerOptions {
 export interface ReconcilerEvents {
   /** A proxy's state changed (a copy). */
   state: [state: ProxySyncState];
-  /** A reconcile finished that sent operations or failed. */
-  pushed: [proxyId: string, result: ProxyReconcileResult];
+  /** A reconcile finished that sent operations or failed, and what set it off. */
+  pushed: [proxyId: string, result: ProxyReconcileResult, trigger: ReconcileTrigger];
 }
 
-type Trigger = 'change' | 'retry' | 'check' | 'restart' | 'resync';
+/**
+ * What set a reconcile off: a desired change, a retry after a failure, the periodic drift check, the
+ * proxy's process restarting, or a resync asked for.
+ */
+export type ReconcileTrigger = 'change' | 'retry' | 'check' | 'restart' | 'resync';
+type Trigger = ReconcileTrigger;
 
 interface Outcome {
   ok: boolean;
@@ -499,7 +504,7 @@ export class Reconciler extends EventEmitter<ReconcilerEvents> {
       if (!wasFailing || failure?.message !== wasMessage) this.logger.warn(line);
       else this.logger.debug?.(line);
     }
-    if (pushed) this.safeEmit('pushed', entry.id, result);
+    if (pushed) this.safeEmit('pushed', entry.id, result, trigger);
     return { ok: result.ok, unreachable };
   }
 

@@ -65,10 +65,28 @@ export interface ProxyRecord {
   types: Partial<Record<XdsTypeUrl, TypeSyncState>>;
 }
 
+export type XdsShortType = 'LDS' | 'RDS' | 'CDS' | 'EDS';
+
 export interface ProxyStatus extends ProxyRecord {
   /** Per type: SYNCED (acked the current version), STALE (sent or current version not acked yet),
    * NACKED (the last response was rejected), NOT SENT. */
-  status: Record<'LDS' | 'RDS' | 'CDS' | 'EDS', SyncStatus>;
+  status: Record<XdsShortType, SyncStatus>;
+}
+
+/** What an ADS server reports as it goes, for metrics (server/metrics/MeshMetrics.ts). */
+export interface AdsMetricsSink {
+  /** A response was written to a stream. */
+  sent(type: XdsShortType): void;
+  /** A stream replied to the response last sent of a type: an ACK or a NACK, `ms` after it was written. */
+  replied(type: XdsShortType, acked: boolean, ms: number): void;
+  /** A stream was refused at its first request (the gRPC status code's name). */
+  refused(code: string): void;
+}
+
+/** Open (admitted) streams by protocol, and by sync status per type (see AdsServer.streamStats). */
+export interface AdsStreamStats {
+  streams: Record<'sotw' | 'delta', number>;
+  status: Record<XdsShortType, Record<SyncStatus, number>>;
 }
 
 export type ListenOptions =
@@ -85,9 +103,11 @@ export interface AdsServerOptions {
   logger?: { info?: (msg: string) => void; warn?: (msg: string) => void };
   /** Longest a record change waits for its 'status' event (default 50 ms; see emitStatus). */
   statusCoalesceMs?: number;
+  /** Told of every response, reply and refusal (metrics). */
+  metrics?: AdsMetricsSink;
 }
 
-const SHORT: Record<XdsTypeUrl, 'LDS' | 'RDS' | 'CDS' | 'EDS'> = {
+const SHORT: Record<XdsTypeUrl, XdsShortType> = {
   [TypeUrls.listener]: 'LDS',
   [TypeUrls.route]: 'RDS',
   [TypeUrls.cluster]: 'CDS',
@@ -151,6 +171,8 @@ interface TypeState extends TypeSyncState {
   namesKey?: string;
   /** A response is in flight (not ACKed or NACKed yet). */
   awaiting?: boolean;
+  /** performance.now() when the last response was written (metrics only). */
+  sentAt?: number;
   /** Delta: resource name -> version the client has. */
   clientVersions?: Map<string, string>;
 }
@@ -193,6 +215,7 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
   private statusTimer: NodeJS.Timeout | undefined;
   private statusDeferrals = 0;
   private readonly statusCoalesceMs: number;
+  private readonly metrics: AdsMetricsSink | undefined;
 
   private readonly onChange = (nodeId: string, _snap: NodeSnapshot | undefined, changed: XdsTypeUrl[]) => {
     for (const s of this.byNode.get(nodeId) ?? []) {
@@ -227,6 +250,7 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
     super();
     this.cache = options.cache;
     this.statusCoalesceMs = options.statusCoalesceMs ?? 50;
+    this.metrics = options.metrics;
     this.log = {
       info: options.logger?.info ?? (() => {}),
       warn: options.logger?.warn ?? ((m) => console.warn(m)),
@@ -360,15 +384,7 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
     const types: ProxyRecord['types'] = {};
     for (const t of XDS_TYPE_URLS) {
       const st = s.types.get(t);
-      let v: SyncStatus = 'NOT SENT';
-      if (st?.lastSentNonce) {
-        const current = snap?.types[t].version;
-        if (st.lastNack && st.lastNack.nonce === st.lastSentNonce) v = 'NACKED';
-        else if (st.lastAckedVersion === st.lastSentVersion && st.lastSentVersion === current && !st.awaiting)
-          v = 'SYNCED';
-        else v = 'STALE';
-      }
-      status[SHORT[t]] = v;
+      status[SHORT[t]] = syncStatus(st, snap?.types[t].version);
       if (st) {
         types[t] = {
           lastSentVersion: st.lastSentVersion,
@@ -380,6 +396,26 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
       }
     }
     return { ...s.record, types, status };
+  }
+
+  /**
+   * Open streams that sent their node, by protocol and by each type's sync status (what proxyStatus()
+   * says, counted without building a record per stream: a metrics scrape reads it).
+   */
+  streamStats(): AdsStreamStats {
+    const counts = (): Record<SyncStatus, number> => ({ SYNCED: 0, STALE: 0, NACKED: 0, 'NOT SENT': 0 });
+    const out: AdsStreamStats = {
+      streams: { sotw: 0, delta: 0 },
+      status: { LDS: counts(), RDS: counts(), CDS: counts(), EDS: counts() },
+    };
+    for (const s of this.streams.values()) {
+      if (!s.record.nodeId) continue;
+      out.streams[s.record.protocol]++;
+      const snap = this.cache.getSnapshot(s.record.nodeId);
+      for (const t of XDS_TYPE_URLS)
+        out.status[SHORT[t]][syncStatus(s.types.get(t), snap?.types[t].version)]++;
+    }
+    return out;
   }
 
   /**
@@ -493,6 +529,13 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
     call.emit('error', Object.assign(new Error(err.details), err));
   }
 
+  /** Tells the metrics sink of a response just written. */
+  private sent(typeUrl: XdsTypeUrl, st: TypeState): void {
+    if (!this.metrics) return;
+    st.sentAt = performance.now();
+    this.metrics.sent(SHORT[typeUrl]);
+  }
+
   /** Admits a stream on its first request; false once it is refused (and its call failed). */
   private admitted(
     call: grpc.ServerDuplexStream<unknown, unknown>,
@@ -504,6 +547,7 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
     const err = this.admit(call, s, node);
     if (!err) return true;
     s.refused = true;
+    this.metrics?.refused(grpc.status[err.code] ?? String(err.code));
     this.fail(call, err);
     return false;
   }
@@ -511,6 +555,8 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
   /** Records the ACK or NACK (by `error_detail`, never by version) of the response last sent for a type. */
   private recordReply(s: StreamCtx, typeUrl: XdsTypeUrl, st: TypeState, nonce: string, error: ErrorDetail) {
     st.awaiting = false;
+    if (this.metrics && st.sentAt !== undefined)
+      this.metrics.replied(SHORT[typeUrl], !error, performance.now() - st.sentAt);
     if (error) {
       st.lastNack = {
         version: st.lastSentVersion ?? '',
@@ -552,6 +598,7 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
       st.lastSentKey = key;
       st.awaiting = true;
       call.write(withNonce(bytes, nonce));
+      this.sent(typeUrl, st);
       this.emitStatus(s);
     };
     call.on('data', (req: DiscoveryRequest) => {
@@ -628,6 +675,7 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
         removed_resources: removed,
         nonce,
       });
+      this.sent(typeUrl, st);
       this.emitStatus(s);
     };
     call.on('data', (req: DeltaDiscoveryRequest) => {
@@ -656,6 +704,15 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
       s.send(typeUrl);
     });
   }
+}
+
+/** A type's sync status on one stream, given the version its node's snapshot has now. */
+function syncStatus(st: TypeState | undefined, current: string | undefined): SyncStatus {
+  if (!st?.lastSentNonce) return 'NOT SENT';
+  if (st.lastNack && st.lastNack.nonce === st.lastSentNonce) return 'NACKED';
+  if (st.lastAckedVersion === st.lastSentVersion && st.lastSentVersion === current && !st.awaiting)
+    return 'SYNCED';
+  return 'STALE';
 }
 
 /**

@@ -1,0 +1,148 @@
+import { describe, expect, it } from 'vitest';
+import { L7mpApiError, L7mpUnreachableError } from '../l7mp/L7mpRestClient';
+import type { ProxySyncState } from '../l7mp/Reconciler';
+import { MeshMetrics } from './MeshMetrics';
+import { sample, samples } from './testing/promText';
+
+const text = async (m: MeshMetrics) => (await m.scrape()).body;
+
+function state(id: string, phase: ProxySyncState['phase']): ProxySyncState {
+  return {
+    id,
+    apiUrl: 'http://127.0.0.1:1',
+    phase,
+    reachable: true,
+    inSync: phase === 'synced',
+    desiredVersion: 1,
+    attempts: 0,
+  };
+}
+
+describe('MeshMetrics', () => {
+  it('says which Meshdeck runs, in the Prometheus text format, with process metrics unless turned off', async () => {
+    const m = new MeshMetrics({ version: '1.2.3', mode: 'local' });
+    const { contentType, body } = await m.scrape();
+    expect(contentType).toMatch(/^text\/plain; version=0\.0\.4/);
+    expect(sample(body, 'meshdeck_build_info', { version: '1.2.3', mode: 'local' })).toBe(1);
+    expect(sample(body, 'process_resident_memory_bytes')).toBeGreaterThan(0);
+    const bare = await text(new MeshMetrics({ version: '1.2.3', mode: 'kubernetes', processMetrics: false }));
+    expect(sample(bare, 'process_resident_memory_bytes')).toBeUndefined();
+    expect(sample(bare, 'meshdeck_build_info', { mode: 'kubernetes' })).toBe(1);
+  });
+
+  it('counts pushes by result and trigger, their durations and operations', async () => {
+    const m = new MeshMetrics({ version: '0', mode: 'local', processMetrics: false });
+    const op = { method: 'POST', path: '/api/v1/listeners' } as never;
+    m.pushed({ ok: true, applied: [op, op, op], durationMs: 20 }, 'change');
+    m.pushed({ ok: true, applied: [op], durationMs: 300 }, 'check');
+    m.pushed(
+      {
+        ok: false,
+        applied: [],
+        durationMs: 2,
+        failed: { error: new L7mpUnreachableError('http://127.0.0.1:1', 'connect ECONNREFUSED') },
+      },
+      'retry',
+    );
+    m.pushed(
+      {
+        ok: false,
+        applied: [op],
+        durationMs: 7,
+        failed: { op, error: new L7mpApiError('http://127.0.0.1:1', 400, 'bad' as never, 'Bad Request', op) },
+      },
+      'change',
+    );
+    const t = await text(m);
+    expect(sample(t, 'meshdeck_l7mp_pushes_total', { result: 'ok', trigger: 'change' })).toBe(1);
+    expect(sample(t, 'meshdeck_l7mp_pushes_total', { result: 'ok', trigger: 'check' })).toBe(1);
+    expect(sample(t, 'meshdeck_l7mp_pushes_total', { result: 'unreachable', trigger: 'retry' })).toBe(1);
+    expect(sample(t, 'meshdeck_l7mp_pushes_total', { result: 'failed', trigger: 'change' })).toBe(1);
+    expect(sample(t, 'meshdeck_l7mp_push_operations_total', { trigger: 'change' })).toBe(4);
+    expect(sample(t, 'meshdeck_l7mp_push_operations_total', { trigger: 'check' })).toBe(1);
+    expect(sample(t, 'meshdeck_l7mp_push_duration_seconds_count', { result: 'ok' })).toBe(2);
+    expect(sample(t, 'meshdeck_l7mp_push_duration_seconds_sum', { result: 'ok' })).toBeCloseTo(0.32, 6);
+    expect(sample(t, 'meshdeck_l7mp_push_duration_seconds_bucket', { result: 'ok', le: '0.025' })).toBe(1);
+    expect(sample(t, 'meshdeck_l7mp_push_duration_seconds_bucket', { result: 'ok', le: '0.5' })).toBe(2);
+  });
+
+  it('reads the gauges from their sources at each scrape, every phase and severity listed', async () => {
+    const m = new MeshMetrics({ version: '0', mode: 'kubernetes', processMetrics: false });
+    let states = [state('a', 'synced'), state('b', 'synced'), state('c', 'failed')];
+    let leading = false;
+    m.setSources({
+      syncStates: () => states,
+      diagnostics: () => [{ severity: 'error' }, { severity: 'warning' }, { severity: 'warning' }],
+      leading: () => leading,
+    });
+    let t = await text(m);
+    expect(samples(t, 'meshdeck_l7mp_proxies').map((s) => [s.labels.phase, s.value])).toEqual([
+      ['pending', 0],
+      ['syncing', 0],
+      ['synced', 2],
+      ['failed', 1],
+      ['unreachable', 0],
+    ]);
+    expect(sample(t, 'meshdeck_mesh_diagnostics', { severity: 'error' })).toBe(1);
+    expect(sample(t, 'meshdeck_mesh_diagnostics', { severity: 'warning' })).toBe(2);
+    expect(sample(t, 'meshdeck_mesh_diagnostics', { severity: 'info' })).toBe(0);
+    expect(sample(t, 'meshdeck_leader')).toBe(0);
+    states = [state('a', 'synced'), state('c', 'synced')];
+    leading = true;
+    t = await text(m);
+    expect(sample(t, 'meshdeck_l7mp_proxies', { phase: 'synced' })).toBe(2);
+    expect(sample(t, 'meshdeck_l7mp_proxies', { phase: 'failed' })).toBe(0);
+    expect(sample(t, 'meshdeck_leader')).toBe(1);
+    // No source, no series: a local mesh has no election, so no meshdeck_leader sample.
+    const local = await text(new MeshMetrics({ version: '0', mode: 'local', processMetrics: false }));
+    expect(sample(local, 'meshdeck_leader')).toBeUndefined();
+    expect(sample(local, 'meshdeck_l7mp_proxies', { phase: 'synced' })).toBeUndefined();
+  });
+
+  it('counts xDS responses, ACKs with their latency, NACKs and refused streams', async () => {
+    const m = new MeshMetrics({ version: '0', mode: 'local', processMetrics: false });
+    m.ads.sent('LDS');
+    m.ads.sent('LDS');
+    m.ads.sent('RDS');
+    m.ads.replied('LDS', true, 4);
+    m.ads.replied('RDS', false, 9);
+    m.ads.refused('UNAUTHENTICATED');
+    const t = await text(m);
+    expect(sample(t, 'meshdeck_xds_pushes_total', { type: 'LDS' })).toBe(2);
+    expect(sample(t, 'meshdeck_xds_pushes_total', { type: 'RDS' })).toBe(1);
+    expect(sample(t, 'meshdeck_xds_acks_total', { type: 'LDS' })).toBe(1);
+    expect(sample(t, 'meshdeck_xds_rejects_total', { type: 'RDS' })).toBe(1);
+    // A NACK is not a convergence: only ACKs are timed.
+    expect(sample(t, 'meshdeck_xds_push_to_ack_seconds_count', { type: 'LDS' })).toBe(1);
+    expect(sample(t, 'meshdeck_xds_push_to_ack_seconds_count', { type: 'RDS' })).toBe(0);
+    expect(sample(t, 'meshdeck_xds_push_to_ack_seconds_bucket', { type: 'LDS', le: '0.0025' })).toBe(0);
+    expect(sample(t, 'meshdeck_xds_push_to_ack_seconds_bucket', { type: 'LDS', le: '0.005' })).toBe(1);
+    expect(sample(t, 'meshdeck_xds_refused_streams_total', { code: 'UNAUTHENTICATED' })).toBe(1);
+    // Buckets are cumulative; an observation above the last bound counts in +Inf only.
+    m.ads.replied('EDS', true, 0.5);
+    m.ads.replied('EDS', true, 60_000);
+    const u = await text(m);
+    expect(u).toContain('# TYPE meshdeck_xds_push_to_ack_seconds histogram');
+    expect(u).toContain('# TYPE meshdeck_xds_pushes_total counter');
+    const eds = (le: string) => sample(u, 'meshdeck_xds_push_to_ack_seconds_bucket', { type: 'EDS', le });
+    expect([eds('0.001'), eds('0.0025'), eds('10'), eds('+Inf')]).toEqual([1, 1, 1, 2]);
+    expect(sample(u, 'meshdeck_xds_push_to_ack_seconds_sum', { type: 'EDS' })).toBeCloseTo(60.0005, 6);
+    expect(sample(u, 'meshdeck_xds_push_to_ack_seconds_count', { type: 'EDS' })).toBe(2);
+    expect(sample(u, 'meshdeck_xds_pushes_total', { type: 'EDS' })).toBe(0);
+  });
+
+  it('times reloads and counts them by result, passing the outcome through', async () => {
+    const m = new MeshMetrics({ version: '0', mode: 'local', processMetrics: false });
+    await expect(m.timeReload(async () => 7)).resolves.toBe(7);
+    await expect(m.timeReload(() => Promise.reject(new Error('bad yaml')))).rejects.toThrow('bad yaml');
+    m.applied('local-mesh', 'applied');
+    m.applied('local-mesh', 'refused');
+    m.applied('local-mesh', 'refused');
+    const t = await text(m);
+    expect(sample(t, 'meshdeck_mesh_reloads_total', { result: 'ok' })).toBe(1);
+    expect(sample(t, 'meshdeck_mesh_reloads_total', { result: 'failed' })).toBe(1);
+    expect(sample(t, 'meshdeck_mesh_reload_duration_seconds_count')).toBe(2);
+    expect(sample(t, 'meshdeck_console_applies_total', { target: 'local-mesh', result: 'applied' })).toBe(1);
+    expect(sample(t, 'meshdeck_console_applies_total', { target: 'local-mesh', result: 'refused' })).toBe(2);
+  });
+});

@@ -1,0 +1,288 @@
+/**
+ * The control plane's Prometheus metrics (`GET /metrics` on the console's port), in the spirit of
+ * istiod's `pilot_*` series: what a platform team alerts on without opening the console. Every series
+ * is bounded by the mesh's shape, never labelled by proxy: per-proxy detail is the console's proxies
+ * page (at 2,000 proxies a per-proxy label would be thousands of series per metric).
+ *
+ * Counters and histograms are fed by events as they happen (the reconciler's `pushed`, the ADS
+ * server's sink, the supervisor's unexpected exits, the console's applies); gauges are read from their
+ * sources when Prometheus scrapes, so they cannot drift from what the console shows. Nothing secret is
+ * exported: no addresses with credentials, tokens or config contents.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Diagnostic } from '@/lib/model/diagnostic';
+import { L7mpUnreachableError } from '../l7mp/L7mpRestClient';
+import type { ProxyReconcileResult } from '../l7mp/ProxyReconciler';
+import type { ProxySyncPhase, ProxySyncState, Reconciler, ReconcileTrigger } from '../l7mp/Reconciler';
+import type { L7mpSupervisor } from '../localMesh/L7mpSupervisor';
+import type { AdsMetricsSink, AdsStreamStats, XdsShortType } from '../xds/AdsServer';
+import { FixedCounter, FixedHistogram } from './fixedLabelMetrics';
+
+/** Seconds; an l7mp push is tens of REST calls, from ~10 ms to a timeout. */
+const PUSH_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+/** Seconds; an xDS response to its ACK is milliseconds on loopback, seconds for a loaded client. */
+const ACK_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Seconds; reading, parsing and rendering the mesh directory. */
+const RELOAD_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+const PHASES: readonly ProxySyncPhase[] = ['pending', 'syncing', 'synced', 'failed', 'unreachable'];
+const XDS_TYPES: readonly XdsShortType[] = ['LDS', 'RDS', 'CDS', 'EDS'];
+const SEVERITIES = ['error', 'warning', 'info'] as const;
+
+/** What the gauges read at scrape time; each source is optional (a mode may not have it). */
+export interface MeshMetricsSources {
+  /** Every l7mp proxy's sync state (the reconciler's `states()`). */
+  syncStates?: () => readonly ProxySyncState[];
+  /** The ADS server's open streams and their per-type sync status. */
+  xds?: () => AdsStreamStats | undefined;
+  /** The mesh's current diagnostics. */
+  diagnostics?: () => readonly Pick<Diagnostic, 'severity'>[];
+  /** Whether this replica leads (Kubernetes mode); undefined where there is no election. */
+  leading?: () => boolean | undefined;
+}
+
+export interface MeshMetricsOptions {
+  version: string;
+  mode: 'local' | 'kubernetes';
+  /** Node.js process metrics (CPU, memory, event-loop lag, GC); default true. */
+  processMetrics?: boolean;
+}
+
+/** One registry of the control plane's metrics; see the module comment. */
+export class MeshMetrics {
+  readonly registry = new Registry();
+  private sources: MeshMetricsSources = {};
+  private readonly pushes: Counter<'result' | 'trigger'>;
+  private readonly pushSeconds: Histogram<'result'>;
+  private readonly pushOperations: Counter<'trigger'>;
+  private readonly processExits: Counter;
+  private readonly xdsSent: FixedCounter<XdsShortType>;
+  private readonly xdsAcks: FixedCounter<XdsShortType>;
+  private readonly xdsNacks: FixedCounter<XdsShortType>;
+  private readonly xdsAckSeconds: FixedHistogram<XdsShortType>;
+  private readonly xdsRefused: Counter<'code'>;
+  private readonly reloads: Counter<'result'>;
+  private readonly reloadSeconds: Histogram;
+  private readonly applies: Counter<'target' | 'result'>;
+
+  /** The sink to give the ADS server (`new AdsServer({metrics})`). */
+  readonly ads: AdsMetricsSink;
+
+  constructor(options: MeshMetricsOptions) {
+    const registers = [this.registry];
+    if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
+    new Gauge({
+      name: 'meshdeck_build_info',
+      help: 'Always 1; the labels say which Meshdeck runs and in which mode.',
+      labelNames: ['version', 'mode'],
+      registers,
+    }).set({ version: options.version, mode: options.mode }, 1);
+
+    this.pushes = new Counter({
+      name: 'meshdeck_l7mp_pushes_total',
+      help: 'Reconciles of an l7mp proxy that sent operations or failed, by result (ok, failed, unreachable) and by what set them off (change, retry, check: a drift check that found drift, restart, resync).',
+      labelNames: ['result', 'trigger'],
+      registers,
+    });
+    this.pushSeconds = new Histogram({
+      name: 'meshdeck_l7mp_push_duration_seconds',
+      help: "One l7mp proxy's push: reading its live config, diffing and applying the operations over its REST API.",
+      labelNames: ['result'],
+      buckets: PUSH_BUCKETS,
+      registers,
+    });
+    this.pushOperations = new Counter({
+      name: 'meshdeck_l7mp_push_operations_total',
+      help: 'l7mp REST operations that succeeded in pushes.',
+      labelNames: ['trigger'],
+      registers,
+    });
+    this.processExits = new Counter({
+      name: 'meshdeck_l7mp_process_exits_total',
+      help: 'l7mp proxy processes of the local mesh that exited unexpectedly (each is restarted).',
+      registers,
+    });
+    const sources = () => this.sources;
+    new Gauge({
+      name: 'meshdeck_l7mp_proxies',
+      help: 'l7mp proxies by sync phase (pending, syncing, synced, failed, unreachable).',
+      labelNames: ['phase'],
+      registers,
+      collect() {
+        const states = sources().syncStates?.();
+        if (!states) return;
+        const n = new Map<string, number>(PHASES.map((p) => [p, 0]));
+        for (const s of states) n.set(s.phase, (n.get(s.phase) ?? 0) + 1);
+        for (const [phase, count] of n) this.set({ phase }, count);
+      },
+    });
+
+    this.xdsSent = new FixedCounter(
+      this.registry,
+      'meshdeck_xds_pushes_total',
+      'xDS responses written to ADS streams, by type (LDS, RDS, CDS, EDS).',
+      'type',
+      XDS_TYPES,
+    );
+    this.xdsAcks = new FixedCounter(
+      this.registry,
+      'meshdeck_xds_acks_total',
+      'ADS clients that ACKed the last response of a type.',
+      'type',
+      XDS_TYPES,
+    );
+    this.xdsNacks = new FixedCounter(
+      this.registry,
+      'meshdeck_xds_rejects_total',
+      'ADS clients that NACKed (rejected) the last response of a type; the proxies page shows their messages.',
+      'type',
+      XDS_TYPES,
+    );
+    this.xdsAckSeconds = new FixedHistogram(
+      this.registry,
+      'meshdeck_xds_push_to_ack_seconds',
+      'An xDS response written -> the client ACKed it (what a proxy takes to apply a change), by type.',
+      'type',
+      XDS_TYPES,
+      ACK_BUCKETS,
+    );
+    this.xdsRefused = new Counter({
+      name: 'meshdeck_xds_refused_streams_total',
+      help: 'ADS streams refused at their first request, by gRPC status code name (UNAUTHENTICATED: no client certificate identity; PERMISSION_DENIED: node id and certificate disagree; INVALID_ARGUMENT: no node id).',
+      labelNames: ['code'],
+      registers,
+    });
+    new Gauge({
+      name: 'meshdeck_xds_streams',
+      help: 'Open ADS streams that sent their node, by protocol (sotw: state of the world, delta: incremental).',
+      labelNames: ['protocol'],
+      registers,
+      collect() {
+        const x = sources().xds?.();
+        if (!x) return;
+        for (const [protocol, n] of Object.entries(x.streams)) this.set({ protocol }, n);
+      },
+    });
+    new Gauge({
+      name: 'meshdeck_xds_sync',
+      help: 'Open ADS streams by type and sync status, as istioctl proxy-status shows it (SYNCED, STALE, NACKED, NOT SENT).',
+      labelNames: ['type', 'status'],
+      registers,
+      collect() {
+        const x = sources().xds?.();
+        if (!x) return;
+        for (const type of XDS_TYPES)
+          for (const [status, n] of Object.entries(x.status[type])) this.set({ type, status }, n);
+      },
+    });
+
+    this.reloads = new Counter({
+      name: 'meshdeck_mesh_reloads_total',
+      help: 'Times the control plane read and rendered the mesh again (a file changed, an apply), by result.',
+      labelNames: ['result'],
+      registers,
+    });
+    this.reloadSeconds = new Histogram({
+      name: 'meshdeck_mesh_reload_duration_seconds',
+      help: 'Reading, parsing and rendering the mesh again, up to the new config handed to the reconciler and the ADS server.',
+      buckets: RELOAD_BUCKETS,
+      registers,
+    });
+    new Gauge({
+      name: 'meshdeck_mesh_diagnostics',
+      help: "The mesh's current diagnostics by severity (the console's list; `meshdeck check` prints them).",
+      labelNames: ['severity'],
+      registers,
+      collect() {
+        const ds = sources().diagnostics?.();
+        if (!ds) return;
+        const n = new Map<string, number>(SEVERITIES.map((s) => [s, 0]));
+        for (const d of ds) n.set(d.severity, (n.get(d.severity) ?? 0) + 1);
+        for (const [severity, count] of n) this.set({ severity }, count);
+      },
+    });
+    this.applies = new Counter({
+      name: 'meshdeck_console_applies_total',
+      help: 'Applies from the console, by target (local-mesh, cluster) and result (applied, failed, refused).',
+      labelNames: ['target', 'result'],
+      registers,
+    });
+    // Only where there is an election: an unlabelled gauge is exported (as 0) even when never set.
+    if (options.mode === 'kubernetes')
+      new Gauge({
+        name: 'meshdeck_leader',
+        help: 'Kubernetes mode: 1 while this replica holds the lease and pushes, else 0.',
+        registers,
+        collect() {
+          const leading = sources().leading?.();
+          if (leading !== undefined) this.set(leading ? 1 : 0);
+        },
+      });
+
+    this.ads = {
+      sent: (type) => this.xdsSent.inc(type),
+      replied: (type, acked, ms) => {
+        if (!acked) return this.xdsNacks.inc(type);
+        this.xdsAcks.inc(type);
+        this.xdsAckSeconds.observe(type, ms / 1000);
+      },
+      refused: (code) => this.xdsRefused.inc({ code }),
+    };
+  }
+
+  /** Where the scrape-time gauges read from (merged with earlier sources). */
+  setSources(sources: MeshMetricsSources): void {
+    this.sources = { ...this.sources, ...sources };
+  }
+
+  /** Counts a reconciler's pushes (its `pushed` events). */
+  watchReconciler(reconciler: Reconciler): void {
+    reconciler.on('pushed', (_id, result, trigger) => this.pushed(result, trigger));
+    this.setSources({ syncStates: () => reconciler.states() });
+  }
+
+  /** Counts a local mesh supervisor's unexpected process exits (its `exit` events). */
+  watchSupervisor(supervisor: L7mpSupervisor): void {
+    supervisor.on('exit', () => this.processExits.inc());
+  }
+
+  /** One push's figures (see meshdeck_l7mp_pushes_total). */
+  pushed(
+    result: Pick<ProxyReconcileResult, 'ok' | 'applied' | 'failed' | 'durationMs'>,
+    trigger: ReconcileTrigger,
+  ): void {
+    const outcome = result.ok
+      ? 'ok'
+      : result.failed?.error instanceof L7mpUnreachableError
+        ? 'unreachable'
+        : 'failed';
+    this.pushes.inc({ result: outcome, trigger });
+    this.pushSeconds.observe({ result: outcome }, result.durationMs / 1000);
+    if (result.applied.length) this.pushOperations.inc({ trigger }, result.applied.length);
+  }
+
+  /** Times a reload of the mesh (resolves or rejects as `run` does). */
+  async timeReload<T>(run: () => Promise<T>): Promise<T> {
+    const end = this.reloadSeconds.startTimer();
+    try {
+      const out = await run();
+      this.reloads.inc({ result: 'ok' });
+      return out;
+    } catch (e) {
+      this.reloads.inc({ result: 'failed' });
+      throw e;
+    } finally {
+      end();
+    }
+  }
+
+  /** Counts an apply from the console. */
+  applied(target: 'local-mesh' | 'cluster', result: 'applied' | 'failed' | 'refused'): void {
+    this.applies.inc({ target, result });
+  }
+
+  /** The exposition text and its content type, for `GET /metrics`. */
+  async scrape(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}

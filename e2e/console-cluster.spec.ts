@@ -11,6 +11,7 @@ import { expect, test } from '@playwright/test';
 import { freePort } from '../server/testing/startL7mp';
 import { type KubeIdentity, kubeRequest } from '../server/kube/testing/kubeApiServer';
 import { guardPage, openConsole, setPort, SHOTS } from './consoleHelpers';
+import { sample } from '../server/metrics/testing/promText';
 import { KUBE_E2E_INFO, KUBE_E2E_ORIGIN, KUBE_E2E_WRITER_ROLE } from './kubeE2eInfo';
 
 const VS = 'VirtualService/default/gateway-user-a-vsvc';
@@ -30,6 +31,7 @@ test.setTimeout(120_000);
 
 test('Kubernetes mode: edit, dry-run shows the conflict, Force, Apply; the custom resource and the real proxy follow', async ({
   page,
+  request,
 }) => {
   const { url, admin, proxies } = info();
   await openConsole(page, VS);
@@ -52,8 +54,16 @@ test('Kubernetes mode: edit, dry-run shows the conflict, Force, Apply; the custo
   await panel.getByRole('checkbox', { name: /Force/ }).check();
   await expect(row).toHaveAttribute('data-action', 'update');
   await expect(row).toContainText(port);
+  // GET /metrics: this replica leads, and counts the apply by its target.
+  const metrics = async () => (await request.get('/metrics')).text();
+  const applied = (text: string) =>
+    sample(text, 'meshdeck_console_applies_total', { target: 'cluster', result: 'applied' }) ?? 0;
+  const before = await metrics();
+  expect(sample(before, 'meshdeck_build_info', { mode: 'kubernetes' })).toBe(1);
+  expect(sample(before, 'meshdeck_leader')).toBe(1);
   await panel.getByRole('button', { name: 'Apply to cluster' }).click();
   await expect(panel.getByTestId('cluster-apply-result')).toContainText('Applied to the cluster');
+  expect(applied(await metrics())).toBe(applied(before) + 1);
   await page.screenshot({ path: `${SHOTS}/cluster-apply-done.png` });
 
   const cr = await kubeRequest(url, admin, 'GET', CR);
@@ -62,7 +72,13 @@ test('Kubernetes mode: edit, dry-run shows the conflict, Force, Apply; the custo
   await expect
     .poll(
       async () => {
-        const res = await fetch(`http://${gateway.ip}:${gateway.apiPort}/api/v1/listeners`);
+        // l7mp 0.5.7 can crash on this change (a failed sync pipeline deletes its session twice; see
+        // scripts/e2e-kube-server.ts), and the harness restarts it as the kubelet would: while it is down
+        // its API refuses connections, which is "not yet", not a failure.
+        const res = await fetch(`http://${gateway.ip}:${gateway.apiPort}/api/v1/listeners`).catch(
+          () => undefined,
+        );
+        if (!res?.ok) return false;
         const listeners = (await res.json()) as { spec?: { port?: number } }[];
         return listeners.some((l) => l.spec?.port === Number(port));
       },

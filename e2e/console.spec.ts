@@ -4,6 +4,7 @@
  * directory's files (draft reset). Screenshots of the main views go to test-results/.
  */
 import { expect, type Page, test } from '@playwright/test';
+import { sample } from '../server/metrics/testing/promText';
 import { draftFile, guardPage, recordDraftRequests, replaceInYaml } from './consoleHelpers';
 
 const SHOTS = 'test-results';
@@ -288,6 +289,7 @@ test('light theme and the shortcut cheat sheet', async ({ page }) => {
 // Last: it applies the canary to the mesh directory, so the tests above would no longer find Example 1.
 test('canary: sliders keep 100, the preview follows, apply pushes the weights and the proxy is in sync', async ({
   page,
+  request,
 }) => {
   test.setTimeout(120_000);
   await openConsole(page);
@@ -317,8 +319,16 @@ test('canary: sliders keep 100, the preview follows, apply pushes the weights an
     .find((c) => c.name.startsWith('echo-canary'))!
     .endpoints!.map((e) => e.weight ?? 1);
 
+  // GET /metrics counts the apply (Prometheus reads it without a session).
+  const applies = async () =>
+    sample(await (await request.get('/metrics')).text(), 'meshdeck_console_applies_total', {
+      target: 'local-mesh',
+      result: 'applied',
+    }) ?? 0;
+  const appliesBefore = await applies();
   await page.getByTestId('apply').click();
   await expect(page.getByTestId('apply-result')).toBeVisible({ timeout: 60_000 });
+  expect(await applies()).toBe(appliesBefore + 1);
   await expect(page.getByTestId('apply-result')).toContainText('default/gateway-0');
   await expect(page.getByTestId('apply-result')).toContainText('in sync');
   await page.screenshot({ path: `${SHOTS}/console-apply.png` });

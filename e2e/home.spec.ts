@@ -1,4 +1,5 @@
 import { expect, test } from '@playwright/test';
+import { sample, samples } from '../server/metrics/testing/promText';
 
 const ORIGIN = 'http://127.0.0.1:3100';
 
@@ -34,4 +35,34 @@ test('/api/health reports ok and the version', async ({ request }) => {
   expect(res.headers()['content-type']).toContain('application/json');
   const body: unknown = await res.json();
   expect(body).toMatchObject({ status: 'ok', version: expect.stringMatching(/^\d+\.\d+\.\d+/) });
+});
+
+test('/metrics: the local mesh in Prometheus text, without a session, and no secret in it', async ({
+  request,
+}) => {
+  const state = (await (await request.get('/api/state')).json()) as {
+    proxies: Record<string, { role: string }>;
+  };
+  const l7mp = Object.values(state.proxies).filter((p) => p.role !== 'grpc').length;
+  expect(l7mp).toBeGreaterThan(0);
+  // Every proxy synced (the server was started before the tests, and pushes within seconds).
+  await expect
+    .poll(async () =>
+      sample(await (await request.get('/metrics')).text(), 'meshdeck_l7mp_proxies', { phase: 'synced' }),
+    )
+    .toBe(l7mp);
+  const res = await request.get('/metrics');
+  expect(res.status()).toBe(200);
+  expect(res.headers()['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
+  const text = await res.text();
+  expect(sample(text, 'meshdeck_build_info', { mode: 'local' })).toBe(1);
+  expect(samples(text, 'meshdeck_l7mp_proxies').reduce((a, s) => a + s.value, 0)).toBe(l7mp);
+  expect(
+    sample(text, 'meshdeck_l7mp_pushes_total', { result: 'ok', trigger: 'change' }),
+  ).toBeGreaterThanOrEqual(l7mp);
+  expect(sample(text, 'process_resident_memory_bytes')).toBeGreaterThan(0);
+  // The e2e server runs with --no-xds: no ADS server, so no stream gauge.
+  expect(samples(text, 'meshdeck_xds_streams')).toEqual([]);
+  expect(text).not.toContain('e2e-token');
+  expect((await request.post('/metrics', { data: 'x' })).status()).toBe(405);
 });

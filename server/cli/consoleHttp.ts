@@ -8,6 +8,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createOidcSignIn, oidcConfigFromFlags, type OidcSignIn } from '../console/oidc';
 import { resolveConsoleToken } from '../console/serveConsole';
+import type { MeshMetrics } from '../metrics/MeshMetrics';
+import { handleMetricsRequest } from '../metrics/metricsHttp';
 import type { OidcFlags } from './args';
 import { CliError, ExitCode } from './cliError';
 
@@ -18,14 +20,19 @@ export function consoleBuilt(): boolean {
   return existsSync(path.join(REPO_ROOT, '.next', 'BUILD_ID'));
 }
 
-/** Starts the console's HTTP server; a CliError says why it could not listen. */
-export async function startConsoleHttp(host: string, port: number): Promise<void> {
+/**
+ * Starts the console's HTTP server, with `GET /metrics` answered before Next.js when `metrics` is given;
+ * a CliError says why it could not listen.
+ */
+export async function startConsoleHttp(host: string, port: number, metrics?: MeshMetrics): Promise<void> {
   try {
     const { default: next } = await import('next');
     const app = next({ dev: false, dir: REPO_ROOT, hostname: host, port });
     const handle = app.getRequestHandler();
     await app.prepare();
-    const server = createServer((req, res) => void handle(req, res));
+    const server = createServer((req, res) => {
+      if (!handleMetricsRequest(req, res, metrics)) void handle(req, res);
+    });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(port, host, resolve);

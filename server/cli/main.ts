@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { ManifestDirError } from '../manifestDir';
 import { HELP, parseArgs, USAGE, UsageError } from './args';
 import { CliError, ExitCode } from './cliError';
 import { type CliIo, processIo } from './cliIo';
+import { version } from './version';
 
 /**
  * Runs the meshdeck CLI on `argv` (without node and the script) and returns the exit status. User
@@ -50,12 +50,4 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
     io.stderr(`meshdeck: internal error: ${e instanceof Error ? e.message : String(e)}${detail}\n`);
     return ExitCode.internal;
   }
-}
-
-/** The version in package.json, read at run time: the CLI runs from source, without a build step. */
-function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
-    version?: string;
-  };
-  return pkg.version ?? 'unknown';
 }

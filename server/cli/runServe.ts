@@ -3,11 +3,14 @@ import { serveConsole } from '../console/serveConsole';
 import { ControlPlane } from '../controlPlane/ControlPlane';
 import { localMeshStateDir } from '../controlPlane/localMeshPaths';
 import { setControlPlane } from '../controlPlane/registry';
+import { MeshMetrics } from '../metrics/MeshMetrics';
+import { setMeshMetrics } from '../metrics/metricsRegistry';
 import { AdsListenError } from '../xds/meshXds';
 import type { CliCommand } from './args';
 import { CliError, ExitCode } from './cliError';
 import type { CliIo } from './cliIo';
 import { consoleBuilt, REPO_ROOT, resolveSignIn, startConsoleHttp } from './consoleHttp';
+import { version } from './version';
 
 /**
  * `meshdeck serve [DIR]`: the control plane on the local mesh of DIR (with its ADS server unless
@@ -24,9 +27,14 @@ export async function runServe(cmd: Extract<CliCommand, { command: 'serve' }>, i
   }
   const { token, oidc } = await resolveSignIn(cmd);
   const started = Date.now();
+  const metrics = new MeshMetrics({ version: version(), mode: 'local' });
   let cp: ControlPlane;
   try {
-    cp = await ControlPlane.startLocal({ meshDir: cmd.dir, ...(cmd.xds ? { xds: cmd.xds } : {}) });
+    cp = await ControlPlane.startLocal({
+      meshDir: cmd.dir,
+      metrics,
+      ...(cmd.xds ? { xds: cmd.xds } : {}),
+    });
   } catch (e) {
     if (e instanceof AdsListenError)
       throw new CliError(
@@ -36,6 +44,7 @@ export async function runServe(cmd: Extract<CliCommand, { command: 'serve' }>, i
     throw e;
   }
   setControlPlane(cp);
+  setMeshMetrics(metrics);
   // The console's sign-in and draft; the token is printed once, in the URL below, and never logged.
   const served = await serveConsole({
     meshDir: cmd.dir,
@@ -63,7 +72,7 @@ export async function runServe(cmd: Extract<CliCommand, { command: 'serve' }>, i
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
   try {
-    await startConsoleHttp(cmd.host, cmd.port);
+    await startConsoleHttp(cmd.host, cmd.port, metrics);
   } catch (e) {
     await served.dispose().catch(() => undefined);
     await cp.stop();

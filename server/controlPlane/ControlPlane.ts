@@ -15,6 +15,7 @@ import type { ProxySyncState } from '../l7mp/Reconciler';
 import { startDemoApp } from '../localMesh/demoApps';
 import { L7mpSupervisor } from '../localMesh/L7mpSupervisor';
 import { readManifestDir } from '../manifestDir';
+import type { MeshMetrics } from '../metrics/MeshMetrics';
 import { AdsServer } from '../xds/AdsServer';
 import { listenAds, MeshXdsPublisher } from '../xds/meshXds';
 import { localMeshPodsDir, localMeshStateDir } from './localMeshPaths';
@@ -43,6 +44,8 @@ export interface ControlPlaneOptions {
   watch?: boolean;
   /** Serve every proxy's xDS resources over ADS (proxyless gRPC clients, Envoy). */
   xds?: ControlPlaneXdsOptions;
+  /** Where the control plane counts its pushes, reloads and xDS traffic (`GET /metrics`). */
+  metrics?: MeshMetrics;
 }
 
 export interface ControlPlaneXdsOptions {
@@ -117,8 +120,18 @@ export class ControlPlane {
       const server = new AdsServer({
         cache: publisher.cache,
         logger: { info: (m) => this.logger.info(m), warn: (m) => this.logger.warn(m) },
+        ...(options.metrics ? { metrics: options.metrics.ads } : {}),
       });
       this.xds = { publisher, server };
+    }
+    const metrics = options.metrics;
+    if (metrics) {
+      metrics.watchReconciler(this.reconciler);
+      metrics.watchSupervisor(this.supervisor);
+      metrics.setSources({
+        diagnostics: () => this.live.get().diagnostics,
+        ...(this.xds ? { xds: () => this.xds?.server.streamStats() } : {}),
+      });
     }
   }
 
@@ -337,7 +350,9 @@ export class ControlPlane {
 
   // The file watcher and an apply from the console may both ask at once; overlapping reloads could
   // start the same new proxy twice.
-  private readonly reloadSerially = coalescingRunner(() => this.reloadOnce());
+  private readonly reloadSerially = coalescingRunner(() =>
+    this.options.metrics ? this.options.metrics.timeReload(() => this.reloadOnce()) : this.reloadOnce(),
+  );
 
   private async reloadOnce(): Promise<void> {
     const files = await readManifestDir(this.options.meshDir);

@@ -12,6 +12,7 @@ import { APPLY_VERBS, canApply } from './accessReview';
 import { ClusterApply } from './clusterApply';
 import type { ActingUser } from './clusterClient';
 import { getClusterContext } from './clusterContext';
+import { getMeshMetrics } from '../metrics/metricsRegistry';
 
 export const DryRunBody = z.strictObject({
   /** Dry-run taking over other managers' fields (what Apply with force would do). */
@@ -129,5 +130,6 @@ export async function postClusterApply(req: Request): Promise<Response> {
       : result.objects.some((o) => o.action === 'conflict')
         ? 409
         : 422;
+  getMeshMetrics()?.applied('cluster', result.ok ? 'applied' : status === 502 ? 'failed' : 'refused');
   return jsonResponse({ ...result, revision: p.revision }, status);
 }

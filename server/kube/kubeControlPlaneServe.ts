@@ -18,6 +18,9 @@ import { MESH_CRD_KINDS } from '@/lib/kube/kubeSnapshot';
 import { consoleBuilt, REPO_ROOT, resolveSignIn, startConsoleHttp } from '../cli/consoleHttp';
 import { serveConsole, type ServedConsole } from '../console/serveConsole';
 import { setControlPlane } from '../controlPlane/registry';
+import { version } from '../cli/version';
+import { MeshMetrics } from '../metrics/MeshMetrics';
+import { setMeshMetrics } from '../metrics/metricsRegistry';
 import { ClusterClient } from './clusterClient';
 import { setClusterContext } from './clusterContext';
 import { ClusterMirror } from './clusterMirror';
@@ -56,6 +59,7 @@ export async function runKubeServe(
   // Before anything starts: a bad OIDC configuration is a usage error.
   const signIn = withConsole ? await resolveSignIn(cmd) : undefined;
   const publisher = new MeshXdsPublisher();
+  const metrics = new MeshMetrics({ version: version(), mode: 'kubernetes' });
   let ads: AdsServer | undefined;
   let adsListen: { listen: string; tls: boolean } | undefined;
   let adsLine = 'xDS: off (--no-xds)\n';
@@ -63,6 +67,7 @@ export async function runKubeServe(
     ads = new AdsServer({
       cache: publisher.cache,
       logger: { info: (m) => console.info(m), warn: (m) => console.warn(m) },
+      metrics: metrics.ads,
     });
     const caDir = cmd.xds.insecure ? undefined : path.join(localMeshStateDir(), 'xds-ca');
     try {
@@ -100,6 +105,12 @@ export async function runKubeServe(
   });
   // The probe routes (/api/health, /api/ready) read it.
   setKubeHealth(() => cp.health());
+  metrics.watchReconciler(cp.controller.reconciler);
+  metrics.setSources({
+    leading: () => cp.health().leading,
+    ...(ads ? { xds: () => ads.streamStats() } : {}),
+  });
+  setMeshMetrics(metrics);
   let closing = false;
   let consoleParts: { served: ServedConsole; mirror: ClusterMirror; view: KubeConsole } | undefined;
   const shutdown = async (signal: string) => {
@@ -145,6 +156,7 @@ export async function runKubeServe(
       ...(ads && adsListen ? { xds: { server: ads, publisher, ...adsListen } } : {}),
     });
     setControlPlane(view);
+    metrics.setSources({ diagnostics: () => view.live.get().diagnostics });
     setClusterContext({
       client: new ClusterClient(kc),
       kubeconfigPath: kubeconfig,
@@ -162,7 +174,7 @@ export async function runKubeServe(
     });
     consoleParts = { served, mirror, view };
     try {
-      await startConsoleHttp(cmd.host, cmd.port);
+      await startConsoleHttp(cmd.host, cmd.port, metrics);
     } catch (e) {
       // A taken port must not leave a replica running (and leading) with no console: stop everything.
       view.stop();

@@ -3,6 +3,7 @@ import { applyDraft } from '@/server/console/applyDraft';
 import { requireSession } from '@/server/console/consoleAuth';
 import { getConsoleContext } from '@/server/console/consoleContext';
 import { draftOf, jsonResponse, notServing, readJsonBody } from '@/server/console/routeUtil';
+import { getMeshMetrics } from '@/server/metrics/metricsRegistry';
 
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
@@ -40,5 +41,9 @@ export async function POST(req: Request): Promise<Response> {
     user: guard.session.identity.user,
     draftId: d.id,
   });
+  getMeshMetrics()?.applied(
+    'local-mesh',
+    outcome.ok ? 'applied' : outcome.status >= 500 ? 'failed' : 'refused',
+  );
   return jsonResponse(outcome.body, outcome.ok ? 200 : outcome.status);
 }

@@ -38,6 +38,60 @@ describe('applyOutcome', () => {
   });
 });
 
+describe('applyOutcome of a cluster apply', () => {
+  const cluster: ApplySummary = { ...base, target: 'cluster', proxies: undefined, objects: [] };
+  const o = (key: string, action: string, done: boolean) => ({ key, action, done });
+  it('counts the objects written; what needed no write is not counted', () => {
+    const objects = [
+      o('VirtualService/default/a', 'update', true),
+      o('Route/default/r', 'create', true),
+      o('Target/default/t', 'unchanged', false),
+      o('Pod/default/p', 'skipped', false),
+    ];
+    expect(applyOutcome({ ...cluster, objects })).toEqual({
+      tone: 'ok',
+      text: '2 objects applied to the cluster',
+    });
+    expect(applyOutcome({ ...cluster, objects: objects.slice(0, 1) }).text).toBe(
+      '1 object applied to the cluster',
+    );
+    expect(applyOutcome({ ...cluster, objects: objects.slice(2) })).toEqual({
+      tone: 'ok',
+      text: 'nothing to apply',
+    });
+  });
+  it('a write that did not happen is bad and counted, a delete included', () => {
+    const objects = [
+      o('VirtualService/default/a', 'update', true),
+      o('Route/default/r', 'update', false),
+      o('Target/default/t', 'delete', false),
+    ];
+    expect(applyOutcome({ ...cluster, objects })).toEqual({ tone: 'bad', text: '2 of 3 objects failed' });
+  });
+  it('a cluster record is valid without proxies and keeps its options', () => {
+    const r = {
+      ...cluster,
+      objects: [{ ...o('Route/default/r', 'update', false), error: 'Forbidden' }],
+      force: true,
+    };
+    const { proxies: _p, ...noProxies } = r;
+    const parsed = ApplyRecord.safeParse({
+      ...noProxies,
+      before: { files: {}, layout: {} },
+      after: { files: {}, layout: {} },
+    });
+    expect(parsed.success && parsed.data.objects?.[0]?.error).toBe('Forbidden');
+    expect(
+      ApplyRecord.safeParse({
+        ...noProxies,
+        target: 'moon',
+        before: { files: {}, layout: {} },
+        after: { files: {}, layout: {} },
+      }).success,
+    ).toBe(false);
+  });
+});
+
 describe('applyFilesText', () => {
   it('counts written and deleted files, singular and plural', () => {
     expect(applyFilesText({ applied: ['a'], deleted: [] })).toBe('1 file written');

@@ -1,8 +1,10 @@
 /**
- * The apply history's records (GET /api/applies): who applied what to the local mesh, when, and how the
- * proxies took it, with the mesh directory's files before and after, so a user can read any past apply
- * as a diff and load its files back into a draft (a rollback that is reviewed and applied like any
- * edit). Shared by the server (server/console/ApplyHistory.ts) and the console (HistoryDialog).
+ * The apply history's records (GET /api/applies): who applied what, when, and how it went, with the
+ * files before and after, so a user can read any past apply as a diff and load its files back into a
+ * draft (a rollback that is reviewed and applied like any edit). An apply to the local mesh writes the
+ * mesh directory and the proxies take it; an apply to a cluster (Kubernetes mode) is a server-side apply
+ * of the draft's objects, and its "before" is the cluster's objects as the draft started from them.
+ * Shared by the server (server/console/ApplyHistory.ts) and the console (HistoryDialog).
  */
 import { z } from 'zod';
 import { DraftDoc } from './draftDoc';
@@ -16,8 +18,24 @@ export const AppliedProxies = z.strictObject({
 });
 export type AppliedProxies = z.infer<typeof AppliedProxies>;
 
+/** One object of a cluster apply: what was done to it, whether the write happened, and the API server's refusal. */
+export const AppliedObject = z.strictObject({
+  /** `Kind/namespace/name`. */
+  key: z.string(),
+  /** create, update, unchanged, delete, orphan, conflict, error or skipped (server/kube/clusterApply.ts). */
+  action: z.string(),
+  done: z.boolean(),
+  error: z.string().optional(),
+});
+export type AppliedObject = z.infer<typeof AppliedObject>;
+
+/** Actions that write to the cluster (the others leave the object as it is). */
+const WRITES = new Set(['create', 'update', 'delete']);
+
 /** One apply as the history lists it (no file contents). */
 export const ApplySummary = z.strictObject({
+  /** Where it went; absent means the local mesh (records kept before cluster applies were). */
+  target: z.enum(['local-mesh', 'cluster']).optional(),
   /** Increases by one per apply; never reused, also after older records are pruned. */
   id: z.number().int().positive(),
   /** When the files were written (ISO 8601). */
@@ -37,6 +55,11 @@ export const ApplySummary = z.strictObject({
   timedOut: z.boolean().optional(),
   /** What went wrong after the files were written (the files stay written). */
   error: z.string().optional(),
+  /** Cluster: every object of the draft and what the apply did with it. */
+  objects: z.array(AppliedObject).optional(),
+  /** Cluster: the apply took over fields other managers owned / deleted what the draft removed. */
+  force: z.boolean().optional(),
+  prune: z.boolean().optional(),
 });
 export type ApplySummary = z.infer<typeof ApplySummary>;
 
@@ -53,6 +76,7 @@ export type ApplyList = z.infer<typeof ApplyList>;
 
 /** How an apply ended, in a word and a tone, for the history's list. */
 export function applyOutcome(s: ApplySummary): { tone: 'ok' | 'busy' | 'bad'; text: string } {
+  if (s.target === 'cluster') return clusterOutcome(s.objects ?? []);
   if (s.error !== undefined) return { tone: 'bad', text: 'reload failed' };
   const p = s.proxies;
   if (!p) return { tone: 'bad', text: 'no proxy state' };
@@ -65,6 +89,18 @@ export function applyOutcome(s: ApplySummary): { tone: 'ok' | 'busy' | 'bad'; te
       text: `${p.total - p.inSync} of ${p.total} not in sync${s.timedOut ? ' yet' : ''}`,
     };
   return { tone: 'ok', text: `${p.total} in sync` };
+}
+
+/** A cluster apply's outcome: the objects written, or how many of those it meant to write failed. */
+function clusterOutcome(objects: readonly AppliedObject[]): { tone: 'ok' | 'bad'; text: string } {
+  const writes = objects.filter((o) => WRITES.has(o.action));
+  const failed = writes.filter((o) => !o.done).length;
+  const n = (k: number) => `${k} object${k === 1 ? '' : 's'}`;
+  if (failed > 0) return { tone: 'bad', text: `${failed} of ${n(writes.length)} failed` };
+  return {
+    tone: 'ok',
+    text: writes.length ? `${n(writes.length)} applied to the cluster` : 'nothing to apply',
+  };
 }
 
 /** "2 files changed", "1 file deleted", ... for the history's list. */

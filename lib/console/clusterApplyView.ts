@@ -18,7 +18,8 @@ import type {
 export type ClusterDryRun = DryRunResult & { revision: number; access: AccessDecision };
 
 /** POST /api/cluster/apply's answer with 200, 502, and 409/422 when the gate refused. */
-export type ClusterApplyAnswer = ApplyResult & { revision: number };
+/** POST /api/cluster/apply's answer; `historyId`: the apply history's record of it, when one was kept. */
+export type ClusterApplyAnswer = ApplyResult & { revision: number; historyId?: number };
 
 /** The options a dry-run (and the apply after it) was made with. */
 export interface ClusterApplyOptions {

@@ -78,6 +78,24 @@ describe('ApplyHistory', () => {
     expect((await stat(path.join(dir, 'blobs', blob))).mode & 0o777).toBe(0o600);
   });
 
+  it('keeps a cluster apply: its target, options and objects, without proxies', async () => {
+    const h = new ApplyHistory({ dir, logger });
+    const { proxies: _p, ...local } = applyOf(1);
+    const input: Omit<ApplyRecord, 'id'> = {
+      ...local,
+      target: 'cluster',
+      force: true,
+      objects: [
+        { key: 'VirtualService/default/a', action: 'update', done: true },
+        { key: 'Route/default/r', action: 'update', done: false, error: 'Forbidden: no' },
+      ],
+    };
+    await h.record(input);
+    expect(await h.get(1)).toEqual({ ...input, id: 1 });
+    expect((await h.list())[0]).toMatchObject({ target: 'cluster', force: true, objects: input.objects });
+    expect(warnings).toEqual([]);
+  });
+
   it('stores identical file content once, across sides and records', async () => {
     const h = new ApplyHistory({ dir, logger });
     await h.record(applyOf(1));

@@ -12,7 +12,7 @@ export interface ConsoleContext {
   gitops?: Promise<GitOpsService>;
   /** Large drafts' first views laid out on the server (GET /api/layouts/<hash>). */
   layouts?: DraftLayouts;
-  /** The local mesh's apply history (GET /api/applies). */
+  /** The apply history of the local mesh or the cluster (GET /api/applies). */
   applies?: ApplyHistory;
 }
 

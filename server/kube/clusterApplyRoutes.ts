@@ -9,7 +9,9 @@ import { requireSession } from '@/server/console/consoleAuth';
 import { getConsoleContext } from '@/server/console/consoleContext';
 import { draftOf, jsonResponse, notServing, readJsonBody } from '@/server/console/routeUtil';
 import { APPLY_VERBS, canApply } from './accessReview';
-import { ClusterApply } from './clusterApply';
+import type { DraftDoc } from '@/lib/console/draftDoc';
+import { meshDirDoc, readMeshDirContent } from '@/server/console/meshDirFiles';
+import { type ApplyResult, ClusterApply } from './clusterApply';
 import type { ActingUser } from './clusterClient';
 import { getClusterContext } from './clusterContext';
 import { getMeshMetrics } from '../metrics/metricsRegistry';
@@ -34,6 +36,8 @@ type Prepared =
       client: NonNullable<ReturnType<typeof getClusterContext>>['client'];
       user: ActingUser;
       files: Record<string, string>;
+      draft: DraftDoc;
+      draftId: string;
       revision: number;
       body: z.infer<typeof ClusterApplyBody> | z.infer<typeof DryRunBody>;
       store: DraftStore;
@@ -74,6 +78,8 @@ async function prepare(req: Request, schema: typeof DryRunBody | typeof ClusterA
     client: cluster.client,
     user,
     files: state.draft.files,
+    draft: state.draft,
+    draftId: d.id,
     revision: state.revision,
     body: parsed.data,
     store: d.store,
@@ -118,8 +124,12 @@ export async function postClusterApply(req: Request): Promise<Response> {
   const release = p.store.tryBeginApply();
   if (!release) return jsonResponse({ error: 'another apply is running; wait for it to finish' }, 409);
   let result;
+  let historyId: number | undefined;
   try {
+    // The cluster's objects as the mirror has them now, before the apply changes them: the record's "before".
+    const before = await readMeshDirContent(p.store.meshDir).then(meshDirDoc, () => undefined);
     result = await p.apply.apply(p.files, { ...body, ...p.kinds });
+    if (result.applied) historyId = await recordClusterApply(p, body, result, before);
   } finally {
     release();
   }
@@ -131,5 +141,54 @@ export async function postClusterApply(req: Request): Promise<Response> {
         ? 409
         : 422;
   getMeshMetrics()?.applied('cluster', result.ok ? 'applied' : status === 502 ? 'failed' : 'refused');
-  return jsonResponse({ ...result, revision: p.revision }, status);
+  return jsonResponse(
+    { ...result, revision: p.revision, ...(historyId !== undefined ? { historyId } : {}) },
+    status,
+  );
+}
+
+/**
+ * Keeps a cluster apply that wrote something in the apply history (GET /api/applies): who, the options,
+ * each object's action and outcome, and the files from the cluster's objects before it to the draft
+ * applied. Its id, or undefined when there is no history or it could not be written (the apply stands
+ * either way: a history that cannot be written must not turn it into a failure).
+ */
+async function recordClusterApply(
+  p: Extract<Prepared, { ok: true }>,
+  body: z.infer<typeof ClusterApplyBody>,
+  result: ApplyResult,
+  before: DraftDoc | undefined,
+): Promise<number | undefined> {
+  const history = getConsoleContext()?.applies;
+  if (!history) return undefined;
+  const from = before ?? { files: {}, layout: {} };
+  const after = p.draft;
+  try {
+    const record = await history.record({
+      target: 'cluster',
+      at: new Date().toISOString(),
+      user: p.user.user,
+      draft: p.draftId,
+      revision: p.revision,
+      applied: Object.keys(after.files).filter((f) => from.files[f] !== after.files[f]),
+      deleted: Object.keys(from.files).filter((f) => !(f in after.files)),
+      objects: result.objects.map((o) => ({
+        key: o.ref.key,
+        action: o.action,
+        done: o.done,
+        ...(o.error ? { error: `${o.error.reason}: ${o.error.message}` } : {}),
+      })),
+      ...(body.force ? { force: true } : {}),
+      ...(body.prune ? { prune: true } : {}),
+      ...(before ? {} : { error: "the cluster's objects before the apply could not be read" }),
+      before: from,
+      after,
+    });
+    return record.id;
+  } catch (e) {
+    console.warn(
+      `meshdeck console: the cluster apply was not recorded in the history: ${(e as Error).message}`,
+    );
+    return undefined;
+  }
 }

@@ -66,6 +66,18 @@ test('Kubernetes mode: edit, dry-run shows the conflict, Force, Apply; the custo
   expect(applied(await metrics())).toBe(applied(before) + 1);
   await page.screenshot({ path: `${SHOTS}/cluster-apply-done.png` });
 
+  // The apply history keeps it: who, force, the object written, and the files from the cluster's to the draft's.
+  await panel.getByTestId('apply-history-link').click();
+  const history = page.getByTestId('history-dialog');
+  const detail = history.getByTestId('history-detail');
+  await expect(detail.getByRole('heading', { level: 3 })).toContainText('to the cluster by local-admin');
+  await expect(detail).toContainText('force');
+  await expect(detail.getByTestId('history-objects')).toContainText(`update ${VS}`);
+  await expect(history.locator('[aria-current="true"]')).toContainText('applied to the cluster');
+  await expect(detail.getByTestId('history-files')).toContainText(port);
+  await page.screenshot({ path: `${SHOTS}/cluster-apply-history.png` });
+  await page.keyboard.press('Escape');
+
   const cr = await kubeRequest(url, admin, 'GET', CR);
   expect((cr.body as { spec: { udp: { port: number } } }).spec.udp.port).toBe(Number(port));
   const gateway = proxies['gateway-0']!;

@@ -176,10 +176,13 @@ export function ClusterApplyPanel({
   controller,
   cluster,
   onOpenPullRequest,
+  onHistory,
 }: {
   controller: ClusterApplyController;
   cluster: MeshLiveState['mesh']['cluster'];
   onOpenPullRequest(): void;
+  /** Opens the apply history on one record (the apply just made). */
+  onHistory?(id: number): void;
 }) {
   const { state } = controller;
   const dialog = useRef<HTMLDialogElement>(null);
@@ -349,7 +352,7 @@ export function ClusterApplyPanel({
                 </details>
               ) : null}
 
-              {state.applied ? <ApplyAnswer applied={state.applied} /> : null}
+              {state.applied ? <ApplyAnswer applied={state.applied} onHistory={onHistory} /> : null}
 
               {dry.access.allowed ? (
                 <div className="button-row">
@@ -446,7 +449,25 @@ function skippedKinds(rows: readonly ObjectPlan[]): string {
 }
 
 /** The apply's answer: success as a status, anything else as an alert that says what was written. */
-function ApplyAnswer({ applied }: { applied: NonNullable<ClusterApplyState['applied']> }) {
+function ApplyAnswer({
+  applied,
+  onHistory,
+}: {
+  applied: NonNullable<ClusterApplyState['applied']>;
+  onHistory?: (id: number) => void;
+}) {
+  const historyId = applied.answer?.historyId;
+  const link =
+    historyId !== undefined && onHistory ? (
+      <button
+        type="button"
+        className="link-button"
+        onClick={() => onHistory(historyId)}
+        data-testid="apply-history-link"
+      >
+        Apply #{historyId} in the history
+      </button>
+    ) : null;
   if (applied.ok) {
     return (
       <div className="cluster-apply__result" role="status" data-testid="cluster-apply-result">
@@ -454,6 +475,7 @@ function ApplyAnswer({ applied }: { applied: NonNullable<ClusterApplyState['appl
           <strong>Applied to the cluster</strong> (revision {applied.answer?.revision}):{' '}
           {outcomeSummary(applied.answer?.objects ?? [])}.
         </p>
+        {link}
       </div>
     );
   }
@@ -465,6 +487,7 @@ function ApplyAnswer({ applied }: { applied: NonNullable<ClusterApplyState['appl
       </p>
       <p>{f.detail}</p>
       <p className="cluster-apply__muted">The draft is kept.</p>
+      {link}
     </div>
   );
 }

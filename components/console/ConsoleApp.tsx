@@ -212,11 +212,6 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
     if (applyPhase === 'done' || applyPhase === 'failed')
       void queryClient.invalidateQueries({ queryKey: ['draft-disk', draftId] });
   }, [applyPhase, queryClient, draftId]);
-  // For the keyboard handler, which is installed once.
-  const onClusterRef = useRef(onCluster);
-  useEffect(() => {
-    onClusterRef.current = onCluster;
-  }, [onCluster]);
   const [gitops, setGitops] = useState(false);
   const switchDraft = useCallback(
     async (id: string) => {
@@ -384,7 +379,7 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
         e.preventDefault();
         finder.current?.focus();
       } else if (e.key === '?') setDialog('help');
-      else if ((e.key === 'h' || e.key === 'H') && !onClusterRef.current) openHistory();
+      else if (e.key === 'h' || e.key === 'H') openHistory();
       else if (e.key === 'Escape') setSelected(undefined);
       else if (e.key === '1' || e.key === '2' || e.key === '3') setTab(TABS[Number(e.key) - 1]![0]);
     };
@@ -464,7 +459,7 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
           onGitopsOpen={setGitops}
           onTheme={setTheme}
           onHelp={() => setDialog('help')}
-          onHistory={onCluster ? undefined : () => openHistory()}
+          onHistory={() => openHistory()}
           diskDrift={drift ? { files: drift.changed, onOpen: () => setDialog('disk') } : undefined}
           onResolveConflict={draft.resolveConflict}
           draftId={draftId}
@@ -600,6 +595,10 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
           onOpenPullRequest={() => {
             clusterApply.close();
             setGitops(true);
+          }}
+          onHistory={(id) => {
+            clusterApply.close();
+            openHistory(id);
           }}
         />
       ) : (

@@ -31,10 +31,11 @@ export interface HistoryDialogProps {
 }
 
 /**
- * The apply history (GET /api/applies): every apply to the local mesh with who made it, when, the
- * files it wrote and how the proxies took it; one apply's files as a diff against what it replaced
- * or against the draft; and loading its files (or those it replaced) into the draft: a rollback that
- * is reviewed in the Preview and applied like any edit, and undone with Ctrl+Z.
+ * The apply history (GET /api/applies): every apply with who made it, when, the files it wrote and how
+ * the proxies took it (local mesh) or what it did to each object (a cluster's server-side apply); one
+ * apply's files as a diff against what it replaced or against the draft; and loading its files (or
+ * those it replaced) into the draft: a rollback that is reviewed (Preview, or the cluster's dry-run) and
+ * applied like any edit, and undone with Ctrl+Z.
  */
 export function HistoryDialog(p: HistoryDialogProps) {
   // Read again while open: an apply from another tab or user shows up, and the "ago"s stay true.
@@ -61,8 +62,8 @@ export function HistoryDialog(p: HistoryDialogProps) {
           </p>
         ) : applies!.length === 0 ? (
           <p className="history__muted" data-testid="history-empty">
-            Nothing applied yet. Each Apply to the mesh is listed here: who applied it, when, the files it
-            wrote and how the proxies took it, with a diff and a way back.
+            Nothing applied yet. Each Apply is listed here: who applied it, when, the files it wrote and how
+            the proxies (or the cluster) took it, with a diff and a way back.
           </p>
         ) : (
           <>
@@ -160,20 +161,36 @@ function RecordView({
   };
   const noLoad = canLoad ? undefined : 'Sign in to change the draft';
   const notInSync = r.proxies?.notInSync ?? [];
+  const onCluster = r.target === 'cluster';
+  // What the apply meant to write and did not, then what it wrote: the objects a reader looks for.
+  const objects = (r.objects ?? []).filter((o) => ['create', 'update', 'delete'].includes(o.action));
   return (
     <section className="history__detail" data-testid="history-detail" aria-label={`Apply #${r.id}`}>
       <header className="history__detail-head">
         <h3>
-          Apply #{r.id} by {r.user}
+          Apply #{r.id}
+          {onCluster ? ' to the cluster' : ''} by {r.user}
         </h3>
         <p className="history__muted">
           {new Date(r.at).toLocaleString()} · draft {r.draft}, revision {r.revision}
+          {r.force ? ' · force' : ''}
+          {r.prune ? ' · prune' : ''}
         </p>
       </header>
       {r.error ? (
         <p className="history__error" data-testid="history-apply-error">
           {r.error}
         </p>
+      ) : null}
+      {objects.length ? (
+        <ul className="history__proxies" data-testid="history-objects" aria-label="Objects applied">
+          {objects.map((o) => (
+            <li key={o.key} className={o.done ? 'tone-ok' : 'tone-bad'}>
+              {o.action} {o.key}
+              {o.done ? '' : `: ${o.error ?? 'not written'}`}
+            </li>
+          ))}
+        </ul>
       ) : null}
       {notInSync.length ? (
         <ul className="history__proxies" data-testid="history-not-in-sync">

@@ -30,7 +30,7 @@ export interface ToolbarProps {
   applyTarget?: 'mesh' | 'cluster';
   onTheme(t: Theme): void;
   onHelp(): void;
-  /** Opens the apply history; absent where there is none (a cluster's applies are not kept). */
+  /** Opens the apply history (local mesh and cluster applies); absent where there is none. */
   onHistory?(): void;
   /** The mesh directory changed on disk since the draft started: the files, and opening the review. */
   diskDrift?: { files: string[]; onOpen(): void };

@@ -12,7 +12,8 @@
  * steady state, as in bench/xdsStreams.ts). Per change: p50/p99/max over the clients from the IPC
  * request; over the changes: the median change by p99, the worst, and p50/p99 pooled.
  * Prints JSON; no assertions. Run: `node --import tsx bench/xdsEndToEnd.ts [clients...] [--warmup 20]
- * [--changes 9] [--track]`.
+ * [--changes 9] [--track] [--metrics]`. --metrics: the server reports to a MeshMetrics sink, as
+ * `meshdeck serve`'s does (an A/B of the metrics' cost on the push path).
  */
 import { TypeUrls } from '../server/xds/envoyProtos';
 import { forkAdsServer, waitFor } from '../server/xds/testing/children';
@@ -24,6 +25,7 @@ import { processCpuMs } from './processCpu';
 const WARMUP = numberArg('warmup', 20);
 const CHANGES = numberArg('changes', 9);
 const TRACK = process.argv.includes('--track');
+const METRICS = process.argv.includes('--metrics');
 const COUNTS = countsArg(['warmup', 'changes'], [500, 2000]);
 
 async function main() {
@@ -32,7 +34,7 @@ async function main() {
   for (const n of COUNTS) {
     // A fresh server per size: the mesh is the server's whole state.
     const ads = await forkAdsServer();
-    const port = await ads.request<number>('listen', { options: { insecure: true } });
+    const port = await ads.request<number>('listen', { options: { insecure: true }, metrics: METRICS });
     if (TRACK) await ads.request('track');
     const { nodeIds, subscriptions } = await ads.request<{
       nodeIds: string[];
@@ -96,6 +98,7 @@ async function main() {
         warmupChanges: WARMUP,
         measuredChanges: CHANGES,
         statusTracked: TRACK,
+        metricsSink: METRICS,
         note: 'latency = from asking the server process (IPC) to apply an EndpointSlice change, through the engine, publish and push, to each client receiving its new EDS (and ACKing it); client and server share this machine',
         results,
       },

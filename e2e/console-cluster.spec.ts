@@ -61,6 +61,8 @@ test('Kubernetes mode: edit, dry-run shows the conflict, Force, Apply; the custo
   const before = await metrics();
   expect(sample(before, 'meshdeck_build_info', { mode: 'kubernetes' })).toBe(1);
   expect(sample(before, 'meshdeck_leader')).toBe(1);
+  expect(sample(before, 'meshdeck_kube_informer_watching', { kind: 'VirtualService' })).toBe(1);
+  expect(sample(before, 'meshdeck_kube_informer_watching', { kind: 'EndpointSlice' })).toBe(1);
   await panel.getByRole('button', { name: 'Apply to cluster' }).click();
   await expect(panel.getByTestId('cluster-apply-result')).toContainText('Applied to the cluster');
   expect(applied(await metrics())).toBe(applied(before) + 1);

@@ -108,6 +108,7 @@ export async function runKubeServe(
   metrics.watchReconciler(cp.controller.reconciler);
   metrics.setSources({
     leading: () => cp.health().leading,
+    informers: () => cp.controller.informerStates(),
     ...(ads ? { xds: () => ads.streamStats() } : {}),
   });
   setMeshMetrics(metrics);

@@ -70,7 +70,10 @@ describe('MeshMetrics', () => {
     const m = new MeshMetrics({ version: '0', mode: 'kubernetes', processMetrics: false });
     let states = [state('a', 'synced'), state('b', 'synced'), state('c', 'failed')];
     let leading = false;
+    const informer = (kind: 'Service' | 'Pod', running: boolean, restarts: number, lists: number) =>
+      ({ kind, synced: true, running, restarts, attempts: 0, lists, idleRelists: 0 }) as never;
     m.setSources({
+      informers: () => [informer('Service', true, 0, 1), informer('Pod', false, 3, 4)],
       syncStates: () => states,
       diagnostics: () => [{ severity: 'error' }, { severity: 'warning' }, { severity: 'warning' }],
       leading: () => leading,
@@ -87,6 +90,11 @@ describe('MeshMetrics', () => {
     expect(sample(t, 'meshdeck_mesh_diagnostics', { severity: 'warning' })).toBe(2);
     expect(sample(t, 'meshdeck_mesh_diagnostics', { severity: 'info' })).toBe(0);
     expect(sample(t, 'meshdeck_leader')).toBe(0);
+    expect(sample(t, 'meshdeck_kube_informer_watching', { kind: 'Service' })).toBe(1);
+    expect(sample(t, 'meshdeck_kube_informer_watching', { kind: 'Pod' })).toBe(0);
+    expect(sample(t, 'meshdeck_kube_informer_restarts_total', { kind: 'Pod' })).toBe(3);
+    expect(sample(t, 'meshdeck_kube_informer_lists_total', { kind: 'Service' })).toBe(1);
+    expect(t).toContain('# TYPE meshdeck_kube_informer_restarts_total counter');
     states = [state('a', 'synced'), state('c', 'synced')];
     leading = true;
     t = await text(m);
@@ -96,6 +104,7 @@ describe('MeshMetrics', () => {
     // No source, no series: a local mesh has no election, so no meshdeck_leader sample.
     const local = await text(new MeshMetrics({ version: '0', mode: 'local', processMetrics: false }));
     expect(sample(local, 'meshdeck_leader')).toBeUndefined();
+    expect(sample(local, 'meshdeck_kube_informer_watching')).toBeUndefined();
     expect(sample(local, 'meshdeck_l7mp_proxies', { phase: 'synced' })).toBeUndefined();
   });
 

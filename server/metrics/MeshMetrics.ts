@@ -16,7 +16,8 @@ import type { ProxyReconcileResult } from '../l7mp/ProxyReconciler';
 import type { ProxySyncPhase, ProxySyncState, Reconciler, ReconcileTrigger } from '../l7mp/Reconciler';
 import type { L7mpSupervisor } from '../localMesh/L7mpSupervisor';
 import type { AdsMetricsSink, AdsStreamStats, XdsShortType } from '../xds/AdsServer';
-import { FixedCounter, FixedHistogram } from './fixedLabelMetrics';
+import type { InformerState } from '../kube/kubeSource';
+import { FixedCounter, FixedHistogram, registerCollected } from './fixedLabelMetrics';
 
 /** Seconds; an l7mp push is tens of REST calls, from ~10 ms to a timeout. */
 const PUSH_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -39,6 +40,8 @@ export interface MeshMetricsSources {
   diagnostics?: () => readonly Pick<Diagnostic, 'severity'>[];
   /** Whether this replica leads (Kubernetes mode); undefined where there is no election. */
   leading?: () => boolean | undefined;
+  /** Kubernetes mode: each informer's state (kinds are a fixed few). */
+  informers?: () => readonly InformerState[];
 }
 
 export interface MeshMetricsOptions {
@@ -207,17 +210,7 @@ export class MeshMetrics {
       labelNames: ['target', 'result'],
       registers,
     });
-    // Only where there is an election: an unlabelled gauge is exported (as 0) even when never set.
-    if (options.mode === 'kubernetes')
-      new Gauge({
-        name: 'meshdeck_leader',
-        help: 'Kubernetes mode: 1 while this replica holds the lease and pushes, else 0.',
-        registers,
-        collect() {
-          const leading = sources().leading?.();
-          if (leading !== undefined) this.set(leading ? 1 : 0);
-        },
-      });
+    if (options.mode === 'kubernetes') this.kubeMetrics();
 
     this.ads = {
       sent: (type) => this.xdsSent.inc(type),
@@ -228,6 +221,48 @@ export class MeshMetrics {
       },
       refused: (code) => this.xdsRefused.inc({ code }),
     };
+  }
+
+  /** Kubernetes mode's series: leadership and the informers (see MeshMetricsSources). */
+  private kubeMetrics(): void {
+    const registers = [this.registry];
+    const sources = () => this.sources;
+    // Only where there is an election: an unlabelled gauge is exported (as 0) even when never set.
+    new Gauge({
+      name: 'meshdeck_leader',
+      help: 'Kubernetes mode: 1 while this replica holds the lease and pushes, else 0.',
+      registers,
+      collect() {
+        const leading = sources().leading?.();
+        if (leading !== undefined) this.set(leading ? 1 : 0);
+      },
+    });
+    // The informers keep their own totals (restarts, lists); they are read, as counters, at each scrape.
+    const informers = (f: (s: InformerState) => number) => () =>
+      (sources().informers?.() ?? []).map((s) => ({ labels: { kind: s.kind }, value: f(s) }));
+    new Gauge({
+      name: 'meshdeck_kube_informer_watching',
+      help: 'Kubernetes mode: 1 while the informer of a kind has listed and its watch is open, else 0.',
+      labelNames: ['kind'],
+      registers,
+      collect() {
+        for (const s of sources().informers?.() ?? []) this.set({ kind: s.kind }, s.running ? 1 : 0);
+      },
+    });
+    registerCollected(
+      this.registry,
+      'meshdeck_kube_informer_restarts_total',
+      'Kubernetes mode: informer restarts after errors (the API server down, a watch refused), by kind.',
+      'counter',
+      informers((s) => s.restarts),
+    );
+    registerCollected(
+      this.registry,
+      'meshdeck_kube_informer_lists_total',
+      'Kubernetes mode: full lists by kind: the first, and each relist (410 Gone, a restart, an idle watch).',
+      'counter',
+      informers((s) => s.lists),
+    );
   }
 
   /** Where the scrape-time gauges read from (merged with earlier sources). */

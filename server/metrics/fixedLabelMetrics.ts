@@ -7,14 +7,17 @@
  */
 import type { Metric, Registry } from 'prom-client';
 
-interface Sample {
+export interface Sample {
   labels: Record<string, string>;
   value: number;
   metricName?: string;
 }
 
-/** Registers a metric object that prom-client's registry formats like its own. */
-function register(
+/**
+ * Registers a metric object that prom-client's registry formats like its own, its samples read from
+ * `values` at each scrape (also for counters whose totals another component keeps).
+ */
+export function registerCollected(
   registry: Registry,
   name: string,
   help: string,
@@ -43,7 +46,7 @@ export class FixedCounter<V extends string> {
     values: readonly V[],
   ) {
     for (const v of values) this.counts[v] = 0;
-    register(registry, name, help, 'counter', () =>
+    registerCollected(registry, name, help, 'counter', () =>
       Object.entries(this.counts).map(([v, value]) => ({ labels: { [this.label]: v }, value })),
     );
   }
@@ -66,7 +69,7 @@ export class FixedHistogram<V extends string> {
     private readonly bounds: readonly number[],
   ) {
     for (const v of values) this.series[v] = { buckets: bounds.map(() => 0), sum: 0, count: 0 };
-    register(registry, name, help, 'histogram', () => {
+    registerCollected(registry, name, help, 'histogram', () => {
       const out: Sample[] = [];
       for (const [v, s] of Object.entries(this.series)) {
         // Exposed cumulative, as Prometheus expects: each bucket counts every observation up to its bound.

@@ -3,7 +3,8 @@
  * Start with `fork(thisFile, [], {execArgv: ['--import', 'tsx']})` (see `forkAdsServer`).
  *
  * Requests {id, op, ...} get {id, ok, result | error}:
- * - listen {options: ListenOptions} -> port (re-listens on the same port after `stop`)
+ * - listen {options: ListenOptions, metrics?} -> port (re-listens on the same port after `stop`); with
+ *   `metrics: true` the server reports to a MeshMetrics sink, as `meshdeck serve`'s does (benches: its cost)
  * - set {nodeId, snapshot} -> per-type versions (or the refusal's message)
  * - setMany {nodeIds, snapshot} -> count (the same snapshot for many nodes; benches)
  * - flush -> null
@@ -20,6 +21,7 @@
  * Status changes are also pushed as {event: 'status', status} when `watch` was requested.
  */
 import { AdsServer, type ListenOptions } from '../AdsServer';
+import { MeshMetrics } from '../../metrics/MeshMetrics';
 import { deepFreeze, SnapshotCache, type SnapshotInput } from '../SnapshotCache';
 import { adsServiceDefinition, envoyRoot } from '../envoyProtos';
 import { XdsStreamTracker } from '../../controlPlane/xdsStreamTracker';
@@ -35,7 +37,12 @@ import {
 } from './grpcCanaryReplicas';
 
 type Req =
-  | { id: number; op: 'listen'; options: ListenOptions & { tls?: { key: string; cert: string; ca: string } } }
+  | {
+      id: number;
+      op: 'listen';
+      options: ListenOptions & { tls?: { key: string; cert: string; ca: string } };
+      metrics?: boolean;
+    }
   | { id: number; op: 'set'; nodeId: string; snapshot: SnapshotInput }
   | { id: number; op: 'setMany'; nodeIds: string[]; snapshot: SnapshotInput }
   | { id: number; op: 'meshInit'; clients: number }
@@ -55,7 +62,11 @@ function send(msg: unknown) {
 async function handle(req: Req): Promise<unknown> {
   switch (req.op) {
     case 'listen': {
-      server = new AdsServer({ cache, logger: { warn: () => {} } });
+      server = new AdsServer({
+        cache,
+        logger: { warn: () => {} },
+        ...(req.metrics ? { metrics: new MeshMetrics({ version: 'bench', mode: 'local' }).ads } : {}),
+      });
       // Only listen when asked: computing a status for every send/ACK costs CPU at thousands of streams.
       if (watching) server.on('status', (status) => send({ event: 'status', status }));
       lastPort = await server.listen({

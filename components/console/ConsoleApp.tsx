@@ -6,6 +6,7 @@ import { type DraftCompilation, inferPodsDir } from '@/lib/console/compileDraft'
 import type { DraftCommand } from '@/lib/console/draftCommands';
 import { diskMoved } from '@/lib/console/diskDrift';
 import { draftAsYaml } from '@/lib/console/exportDraft';
+import { duplicateObject } from '@/lib/console/duplicateObject';
 import { newObject, type PaletteKind } from '@/lib/console/palette';
 import type { Diagnostic } from '@/lib/model/diagnostic';
 import type { L7mpConfig } from '@/lib/model/l7mp';
@@ -345,6 +346,8 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
     setNodeFocus({ nodeId, seq: Date.now() });
   }, []);
 
+  // Ctrl+D's action for the keyboard handler below, which is installed once (set further down).
+  const duplicateSelectedRef = useRef<() => void>(() => {});
   // Keyboard: undo/redo everywhere but in Monaco (it forwards its own), the rest outside text fields.
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
@@ -373,8 +376,15 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
         finder.current?.focus();
         return;
       }
+      const inText = !!t && (t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName));
+      if (mod && key === 'd' && !e.shiftKey && !e.altKey && !inText) {
+        // The browser's own Ctrl+D (bookmark) would take the page away from the canvas.
+        e.preventDefault();
+        duplicateSelectedRef.current();
+        return;
+      }
       if (mod || e.altKey) return;
-      if (t && (t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName))) return;
+      if (inText) return;
       if (e.key === '/') {
         e.preventDefault();
         finder.current?.focus();
@@ -412,6 +422,23 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
     },
     [run, graph],
   );
+  // Duplicate (the Inspector's, Ctrl+D): the copy's key comes from the same pure function the command
+  // runs, so the copy can be selected once it exists.
+  const model = compilation.model;
+  const duplicate = useCallback(
+    (key: string) => {
+      const d = duplicateObject(model, key);
+      if (!d.ok) return setToast(d.error);
+      if (run({ type: 'duplicateObject', key }).ok) setSelected(d.key);
+    },
+    [run, model],
+  );
+  useEffect(() => {
+    duplicateSelectedRef.current = () => {
+      const key = graph.nodes.find((n) => n.id === selected)?.object?.key;
+      if (key) duplicate(key);
+    };
+  }, [graph, selected, duplicate]);
   const onDeleteEdges = useCallback(
     (refs: Parameters<NonNullable<MeshCanvasProps['onDeleteEdges']>>[0]) => run({ type: 'disconnect', refs }),
     [run],
@@ -529,6 +556,7 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
               onShowYaml={showYaml}
               fixesFor={fixesFor}
               onFix={applyFix}
+              onDuplicate={duplicate}
               onPreview={(id) => {
                 setPreviewProxy(id);
                 setTab('preview');

@@ -4,7 +4,7 @@ import type { CommandResult, DraftCommand } from '@/lib/console/draftCommands';
 import type { DraftCompilation } from '@/lib/console/compileDraft';
 import { diagnosticsByField, existingPrefix, type JsonSchema } from '@/lib/console/schemaForm';
 import { parseFieldPath } from '@/lib/console/fieldPath';
-import { newObject, type PaletteKind } from '@/lib/console/palette';
+import { newObject, PALETTE_KINDS, type PaletteKind } from '@/lib/console/palette';
 import { virtualServiceListener } from '@/lib/console/probeForm';
 import type { QuickFix } from '@/lib/console/quickFixes';
 import { meshJsonSchema, type SchemaKind, SCHEMA_KINDS } from '@/lib/model/jsonSchemas';
@@ -41,6 +41,8 @@ export interface InspectorProps {
   /** Quick fixes beside a field's problem. */
   fixesFor?(d: Diagnostic): QuickFix[];
   onFix?(fix: QuickFix): void;
+  /** Copies an object under a new name and selects the copy (Duplicate, Ctrl+D). */
+  onDuplicate?(key: string): void;
 }
 
 /** The selected node's object as a form generated from its schema, with its diagnostics inline. */
@@ -57,6 +59,7 @@ export function Inspector({
   onFind,
   fixesFor,
   onFix,
+  onDuplicate,
 }: InspectorProps) {
   const node = compilation.graph.nodes.find((n) => n.id === selectedId);
   const key = node?.object?.key;
@@ -179,6 +182,20 @@ export function Inspector({
         <button type="button" className="link" onClick={() => onShowYaml(object.file, object.line)}>
           {object.file}:{object.line}
         </button>
+        {onDuplicate && !node.generated && (PALETTE_KINDS as readonly string[]).includes(object.kind) ? (
+          <>
+            {' · '}
+            <button
+              type="button"
+              className="link"
+              onClick={() => onDuplicate(object.key)}
+              title="Copy this object under a new name, on a free port (Ctrl+D)"
+              data-testid="duplicate-object"
+            >
+              Duplicate
+            </button>
+          </>
+        ) : null}
         {object.dialect ? ' · seed dialect: the first edit rewrites it as msm.l7mp.io/v1' : ''}
         {node.generated === 'inline' ? (
           <>

@@ -7,6 +7,7 @@ export const SHORTCUTS: [string, string][] = [
   ['Ctrl+Shift+Z or Ctrl+Y', 'Redo'],
   ['Ctrl+S', 'Save the draft now (it also saves by itself)'],
   ['Delete / Backspace', 'Delete the selected object (on the canvas)'],
+  ['Ctrl+D', 'Duplicate the selected object (a new name, a free port)'],
   ['Shift while connecting', 'Append the Target to the ingress chain'],
   ['Alt while connecting', 'Append the Target to the egress chain'],
   ['/ or Ctrl+K', 'Find an object on the canvas (kind:, ns:, is:error narrow it)'],

@@ -21,6 +21,7 @@ import {
   stringifyObject,
   valueAt,
 } from './draftModel';
+import { duplicateObject } from './duplicateObject';
 import type { FieldPath } from './fieldPath';
 import { nodeObjectKey, parseNodeId } from './nodeIds';
 import { type RefKind, referenceSites, referenceTo, renamedReference, resolveReference } from './references';
@@ -32,6 +33,7 @@ export type DraftCommand =
   | { type: 'replaceObject'; key: string; object: Record<string, unknown> }
   | { type: 'deleteObject'; key: string }
   | { type: 'deleteCopy'; key: string; file: string; line: number }
+  | { type: 'duplicateObject'; key: string }
   | { type: 'clearMesh' }
   | { type: 'renameObject'; key: string; name: string }
   | { type: 'canonicalize'; keys: readonly string[] }
@@ -70,6 +72,10 @@ function run(draft: DraftDoc, cmd: DraftCommand, model: DraftModel): CommandResu
       return deleteObject(draft, model, cmd.key);
     case 'deleteCopy':
       return deleteCopy(draft, model, cmd.key, cmd.file, cmd.line);
+    case 'duplicateObject': {
+      const d = duplicateObject(model, cmd.key);
+      return d.ok ? addObject(draft, model, d.object, d.file) : fail(d.error);
+    }
     case 'clearMesh':
       return clearMesh(draft, model);
     case 'renameObject':

@@ -31,6 +31,10 @@ describe('applyOutcome', () => {
   it('a failed reload is bad, whatever the proxies', () => {
     const { proxies: _p, ...noProxies } = base;
     expect(applyOutcome({ ...noProxies, error: 'boom' })).toEqual({ tone: 'bad', text: 'reload failed' });
+    expect(applyOutcome({ ...noProxies, error: 'EISDIR', writeFailed: true })).toEqual({
+      tone: 'bad',
+      text: 'write failed partway',
+    });
     expect(applyOutcome(noProxies)).toEqual({ tone: 'bad', text: 'no proxy state' });
     expect(applyOutcome({ ...base, proxies: { total: 0, inSync: 0, notInSync: [] } }).text).toBe(
       'no proxies',

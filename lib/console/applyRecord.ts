@@ -53,8 +53,10 @@ export const ApplySummary = z.strictObject({
   proxies: AppliedProxies.optional(),
   /** The proxies were still being configured when the apply stopped waiting. */
   timedOut: z.boolean().optional(),
-  /** What went wrong after the files were written (the files stay written). */
+  /** What went wrong: the reload after the files were written, or a write (the files written stay written). */
   error: z.string().optional(),
+  /** Writing the mesh directory failed partway: `applied`/`deleted` were done, and "after" is the directory then. */
+  writeFailed: z.boolean().optional(),
   /** Cluster: every object of the draft and what the apply did with it. */
   objects: z.array(AppliedObject).optional(),
   /** Cluster: the apply took over fields other managers owned / deleted what the draft removed. */
@@ -77,6 +79,7 @@ export type ApplyList = z.infer<typeof ApplyList>;
 /** How an apply ended, in a word and a tone, for the history's list. */
 export function applyOutcome(s: ApplySummary): { tone: 'ok' | 'busy' | 'bad'; text: string } {
   if (s.target === 'cluster') return clusterOutcome(s.objects ?? []);
+  if (s.writeFailed) return { tone: 'bad', text: 'write failed partway' };
   if (s.error !== undefined) return { tone: 'bad', text: 'reload failed' };
   const p = s.proxies;
   if (!p) return { tone: 'bad', text: 'no proxy state' };

@@ -4,7 +4,7 @@
  * The copy moves the example's host-wide ports (l7mp API 1234/1235, WebSocket 8888) and addresses so
  * that it never meets a run of localMesh.integration.test.ts or the e2e server.
  */
-import { cp as copyDir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp as copyDir, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -254,6 +254,41 @@ describe('apply the console draft to the local mesh (real l7mp)', () => {
     expect(rec3.proxies).toBeUndefined();
     expect(rec3.applied).toEqual(['mesh.yaml']);
     expect(warnings).toEqual([]);
+  });
+
+  it('a write that fails partway is a 500 naming what was written, and the history keeps what the directory holds', async () => {
+    const history = new ApplyHistory({ dir: path.join(tmp, 'partial-applies'), logger: quiet });
+    const options = { drafts, controlPlane: cp, history, user: 'alice', draftId: 'main' };
+    const before = await readMeshDirContent(meshDir);
+    // zz.yaml cannot be written: a directory (with no manifest in it) stands at its path. Files are
+    // written in path order, so a-first.yaml is written before it.
+    await mkdir(path.join(meshDir, 'zz.yaml', 'keep'), { recursive: true });
+    const r = await saveEdit((files) => ({ ...files, 'a-first.yaml': '# first\n', 'zz.yaml': '# last\n' }));
+    try {
+      const out = await applyDraft({ ...options, body: { revision: r } });
+      if (out.ok || out.status !== 500) throw new Error(`expected 500, got ${JSON.stringify(out)}`);
+      expect(out.body.error).toMatch(/^writing the mesh directory failed: .*the draft is kept/);
+      expect(out.body.applied).toEqual(['a-first.yaml']);
+      expect(out.body.historyId).toBe(1);
+      const rec = (await history.get(1))!;
+      expect(rec).toMatchObject({ writeFailed: true, applied: ['a-first.yaml'], deleted: [], revision: r });
+      expect(rec.error).toBe(out.body.error);
+      expect(rec.proxies).toBeUndefined();
+      expect(rec.before.files).toEqual(before.files);
+      // "after" is the directory as the failure left it: a-first.yaml written, zz.yaml not.
+      expect(rec.after.files).toEqual({ ...before.files, 'a-first.yaml': '# first\n' });
+      // The draft is kept, both new files in it.
+      expect(Object.keys((await drafts.get()).draft.files)).toEqual(
+        expect.arrayContaining(['a-first.yaml', 'zz.yaml']),
+      );
+    } finally {
+      await rm(path.join(meshDir, 'zz.yaml'), { recursive: true, force: true });
+      await rm(path.join(meshDir, 'a-first.yaml'), { force: true });
+      await saveEdit((files) => {
+        const { 'a-first.yaml': _a, 'zz.yaml': _z, ...rest } = files;
+        return rest;
+      });
+    }
   });
 
   it('over HTTP: POST /api/apply with a session, GET /api/proxies/<id>/live and /desired', async () => {

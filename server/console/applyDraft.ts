@@ -191,13 +191,36 @@ async function applyLocked(options: ApplyDraftOptions, req: ApplyBody): Promise<
       applied.push(LAYOUT_FILE);
     }
   } catch (e) {
+    const error = `writing the mesh directory failed: ${(e as Error).message}; the files listed were changed, the draft is kept (apply again with force: true once the cause is fixed)`;
+    // What was written stays written: the history keeps it, its "after" being what the directory
+    // holds now (read back, not the draft, which it only partly is).
+    const historyId =
+      applied.length || deleted.length
+        ? await readMeshDirContent(drafts.meshDir).then(
+            (now) =>
+              recordApply(options, {
+                at: new Date().toISOString(),
+                user: options.user ?? 'unknown',
+                draft: options.draftId ?? 'main',
+                revision: state.revision,
+                applied,
+                deleted,
+                error,
+                writeFailed: true,
+                before: { files: disk.files, layout: parseLayout(disk.layoutText).layout },
+                after: meshDirDoc(now),
+              }),
+            () => undefined,
+          )
+        : undefined;
     return {
       ok: false,
       status: 500,
       body: {
-        error: `writing the mesh directory failed: ${(e as Error).message}; the files listed were changed, the draft is kept (apply again with force: true once the cause is fixed)`,
+        error,
         applied,
         deleted,
+        ...(historyId !== undefined ? { historyId } : {}),
       },
     };
   }

@@ -8,6 +8,7 @@
  * creates the ConsoleAuth (see server/controlPlane/registry.ts), and a restart signs everyone out.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { processSlot } from '../processSlot';
 
 /** The session cookie's name. */
 export const SESSION_COOKIE = 'meshdeck_session';
@@ -152,17 +153,16 @@ export class ConsoleAuth {
   }
 }
 
-const KEY = Symbol.for('meshdeck.consoleAuth');
-type Holder = { [KEY]?: ConsoleAuth };
+const slot = processSlot<ConsoleAuth>('consoleAuth');
 
 /** The console auth of this process (set by `meshdeck serve`), or undefined when sign-in is not set up. */
 export function getConsoleAuth(): ConsoleAuth | undefined {
-  return (globalThis as Holder)[KEY];
+  return slot.get();
 }
 
 /** Installs (or removes) the console auth of this process. */
 export function setConsoleAuth(auth: ConsoleAuth | undefined): void {
-  (globalThis as Holder)[KEY] = auth;
+  slot.set(auth);
 }
 
 // ------------------------------------------------------------------ requests

@@ -2,6 +2,7 @@ import type { GitOpsService } from '../gitops/GitOpsService';
 import type { ApplyHistory } from './ApplyHistory';
 import type { DraftLayouts } from './DraftLayouts';
 import type { DraftRegistry } from './DraftRegistry';
+import { processSlot } from '../processSlot';
 
 /** What the console's route handlers use besides the control plane: the drafts and the shipped examples. */
 export interface ConsoleContext {
@@ -16,18 +17,17 @@ export interface ConsoleContext {
   applies?: ApplyHistory;
 }
 
-const KEY = Symbol.for('meshdeck.console');
-type Holder = { [KEY]?: ConsoleContext };
+const slot = processSlot<ConsoleContext>('console');
 
 /**
  * The console context of this process (set by `meshdeck serve`). Route handlers are bundled apart
  * from the server that creates it, so they meet on globalThis, as with the control plane's registry.
  */
 export function getConsoleContext(): ConsoleContext | undefined {
-  return (globalThis as Holder)[KEY];
+  return slot.get();
 }
 
 /** Installs (or removes) the console context of this process. */
 export function setConsoleContext(ctx: ConsoleContext | undefined): void {
-  (globalThis as Holder)[KEY] = ctx;
+  slot.set(ctx);
 }

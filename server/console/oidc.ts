@@ -16,6 +16,7 @@ import { randomBytes } from 'node:crypto';
 import * as client from 'openid-client';
 import { z } from 'zod';
 import { secretsEqual, type ConsoleIdentity } from './consoleAuth';
+import { processSlot } from '../processSlot';
 
 /** The environment variable that holds the client secret when no file is given. */
 export const OIDC_CLIENT_SECRET_ENV = 'MESHDECK_OIDC_CLIENT_SECRET';
@@ -427,17 +428,16 @@ function fail(message: string): never {
   throw new Error(message);
 }
 
-const KEY = Symbol.for('meshdeck.oidcSignIn');
-type Holder = { [KEY]?: OidcSignIn };
+const slot = processSlot<OidcSignIn>('oidcSignIn');
 
 /** The OIDC sign-in of this process (set by `meshdeck serve`), or undefined when it is not configured. */
 export function getOidcSignIn(): OidcSignIn | undefined {
-  return (globalThis as Holder)[KEY];
+  return slot.get();
 }
 
 /** Installs (or removes) the OIDC sign-in of this process. */
 export function setOidcSignIn(oidc: OidcSignIn | undefined): void {
-  (globalThis as Holder)[KEY] = oidc;
+  slot.set(oidc);
 }
 
 /** The Set-Cookie value that ties this browser to its sign-in in progress (Secure when the console is https). */

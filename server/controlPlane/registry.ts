@@ -2,6 +2,7 @@ import type { ProxyL7mpConfig } from '@/lib/engine/renderL7mp';
 import type { ProxySyncState } from '../l7mp/Reconciler';
 import type { LiveStateStore } from './liveState';
 import type { ProbeRequest, ProbeResult } from './probe';
+import { processSlot } from '../processSlot';
 
 /** What the console's route handlers use of the running control plane. */
 export interface ControlPlaneApi {
@@ -18,17 +19,16 @@ export interface ControlPlaneApi {
   desiredConfigs(): Record<string, ProxyL7mpConfig>;
 }
 
-const KEY = Symbol.for('meshdeck.controlPlane');
-type Holder = { [KEY]?: ControlPlaneApi };
+const slot = processSlot<ControlPlaneApi>('controlPlane');
 
 /**
  * The control plane of this process. Route handlers are bundled by Next.js separately from the server
  * that started the control plane, so they meet on globalThis rather than through a module variable.
  */
 export function getControlPlane(): ControlPlaneApi | undefined {
-  return (globalThis as Holder)[KEY];
+  return slot.get();
 }
 
 export function setControlPlane(cp: ControlPlaneApi | undefined): void {
-  (globalThis as Holder)[KEY] = cp;
+  slot.set(cp);
 }

@@ -4,6 +4,7 @@
  * they meet on globalThis, as with the console context.
  */
 import type { ClusterClient } from './clusterClient';
+import { processSlot } from '../processSlot';
 
 export interface ClusterContext {
   /** Requests as Meshdeck's identity; each carries the console user's impersonation headers. */
@@ -17,15 +18,14 @@ export interface ClusterContext {
   applyKinds?: readonly string[];
 }
 
-const KEY = Symbol.for('meshdeck.cluster');
-type Holder = { [KEY]?: ClusterContext };
+const slot = processSlot<ClusterContext>('cluster');
 
 /** The cluster connection of this process, if one is configured. */
 export function getClusterContext(): ClusterContext | undefined {
-  return (globalThis as Holder)[KEY];
+  return slot.get();
 }
 
 /** Installs (or removes) the cluster connection of this process. */
 export function setClusterContext(ctx: ClusterContext | undefined): void {
-  (globalThis as Holder)[KEY] = ctx;
+  slot.set(ctx);
 }

@@ -5,21 +5,21 @@
  */
 import type { KubeControlPlaneHealth } from './kubeControlPlane';
 import type { InformerState } from './kubeSource';
+import { processSlot } from '../processSlot';
 
 /** Reads the control plane's health now; undefined while it is not started yet. */
 export type KubeHealthProvider = () => KubeControlPlaneHealth | undefined;
 
-const KEY = Symbol.for('meshdeck.kubeHealth');
-type Holder = { [KEY]?: KubeHealthProvider };
+const slot = processSlot<KubeHealthProvider>('kubeHealth');
 
 /** Installs (or removes, with undefined) the health provider of this process: Kubernetes mode. */
 export function setKubeHealth(provider: KubeHealthProvider | undefined): void {
-  (globalThis as Holder)[KEY] = provider;
+  slot.set(provider);
 }
 
 /** The health provider of this process; undefined unless it runs in Kubernetes mode. */
 export function getKubeHealth(): KubeHealthProvider | undefined {
-  return (globalThis as Holder)[KEY];
+  return slot.get();
 }
 
 /** One informer as the unauthenticated probe routes show it. */

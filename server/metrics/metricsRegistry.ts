@@ -1,7 +1,7 @@
 import type { MeshMetrics } from './MeshMetrics';
+import { processSlot } from '../processSlot';
 
-const KEY = Symbol.for('meshdeck.metrics');
-type Holder = { [KEY]?: MeshMetrics };
+const slot = processSlot<MeshMetrics>('metrics');
 
 /**
  * This process's metrics. Route handlers are bundled by Next.js apart from the server that made them,
@@ -9,9 +9,9 @@ type Holder = { [KEY]?: MeshMetrics };
  * import keeps prom-client out of the route bundles.
  */
 export function getMeshMetrics(): MeshMetrics | undefined {
-  return (globalThis as Holder)[KEY];
+  return slot.get();
 }
 
 export function setMeshMetrics(m: MeshMetrics | undefined): void {
-  (globalThis as Holder)[KEY] = m;
+  slot.set(m);
 }

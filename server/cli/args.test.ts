@@ -136,6 +136,18 @@ describe('parseArgs', () => {
       { command: 'xds', sub: 'serve', dir: 'm', host: '0.0.0.0', port: 18000, insecure: true },
     ],
     [
+      ['xds', 'serve', 'm', '--insecure', '--metrics-listen', '9464'],
+      {
+        command: 'xds',
+        sub: 'serve',
+        dir: 'm',
+        host: '127.0.0.1',
+        port: 18000,
+        insecure: true,
+        metrics: { host: '127.0.0.1', port: 9464 },
+      },
+    ],
+    [
       ['probe', 'gw', '--from', '127.0.0.100:9050', '--label', 'a=1', '--label', 'b=2', '--count', '3'],
       {
         command: 'probe',
@@ -229,6 +241,14 @@ describe('parseArgs', () => {
     [
       ['xds', 'serve', 'm', '--insecure', '--listen', '70000'],
       'xds serve: --listen must be [HOST:]PORT, not "70000"',
+    ],
+    [
+      ['xds', 'serve', 'm', '--insecure', '--metrics-listen', 'h:x'],
+      'xds serve: --metrics-listen must be [HOST:]PORT, not "h:x"',
+    ],
+    [
+      ['xds', 'serve', 'm', '--insecure', '--metrics-listen', '18000'],
+      'xds serve: --metrics-listen must differ from --listen',
     ],
     [['probe'], 'probe: missing LISTENER (a VirtualService name)'],
     [

@@ -37,6 +37,8 @@ export type CliCommand =
       port: number;
       insecure: boolean;
       tlsDir?: string;
+      /** Where to answer GET /metrics (Prometheus), if anywhere. */
+      metrics?: { host: string; port: number };
     }
   | {
       command: 'probe';
@@ -78,7 +80,7 @@ export const USAGE = `Usage:
   meshdeck serve [DIR] [--host 127.0.0.1] [--port 3000] [--token T] [--xds-listen [HOST:]PORT] [--xds-insecure | --no-xds]
   meshdeck serve --kubeconfig PATH [--namespace NS] [--xds-listen [HOST:]PORT] [--xds-insecure | --no-xds]
                  [--lease-duration S] [--renew-deadline S] [--retry-period S] [--watch-idle S]
-  meshdeck xds serve DIR [--listen [HOST:]PORT] (--insecure | --tls-dir PATH)
+  meshdeck xds serve DIR [--listen [HOST:]PORT] (--insecure | --tls-dir PATH) [--metrics-listen [HOST:]PORT]
   meshdeck probe LISTENER [--payload TEXT] [--from ADDR[:PORT]] [--proxy POD] [--label k=v] [--count N] [--url URL] [--token T]
   meshdeck help | --version
 `;
@@ -167,7 +169,7 @@ Usage:
       --watch-idle S       relist an informer whose watch brought no event, not even a bookmark, for
                            this long: a half-open connection (default 300)
 
-  meshdeck xds serve DIR [--listen [HOST:]PORT] (--insecure | --tls-dir PATH)
+  meshdeck xds serve DIR [--listen [HOST:]PORT] (--insecure | --tls-dir PATH) [--metrics-listen [HOST:]PORT]
       Serve the mesh in DIR over xDS (ADS, Envoy v3) to proxyless gRPC clients and Envoy: the
       resources of 'render --format xds', one snapshot per proxy (node id <ns>/<pod>). DIR is
       watched: edits are re-rendered and pushed. Runs until SIGINT/SIGTERM.
@@ -176,6 +178,9 @@ Usage:
                    certificates, so proxyless gRPC clients need this)
       --tls-dir    mTLS: the root CA lives in PATH (created if missing); the server certificate
                    is issued from it and proxies must present a certificate for their node id
+      --metrics-listen
+                   also answer GET /metrics (Prometheus text: pushes, ACKs and their latency,
+                   NACKs, streams, reloads, diagnostics) on [HOST:]PORT; a bare PORT means 127.0.0.1
 
   meshdeck probe LISTENER [--payload TEXT] [--from ADDR[:PORT]] [--proxy POD] [--label k=v] [--count N] [--url URL] [--token T]
       Ask a running console (--url, default http://127.0.0.1:3000) to send a message through a
@@ -234,7 +239,7 @@ const FLAGS = {
     'retry-period': true,
     'watch-idle': true,
   },
-  xds: { listen: true, insecure: false, 'tls-dir': true },
+  xds: { listen: true, insecure: false, 'tls-dir': true, 'metrics-listen': true },
   probe: { payload: true, from: true, proxy: true, label: true, count: true, url: true, token: true },
 } as const satisfies Record<string, Record<string, boolean>>;
 
@@ -421,7 +426,21 @@ function parseXds(positionals: string[], flags: Map<string, string>): CliCommand
     throw new UsageError('xds serve: --insecure and --tls-dir exclude each other');
   if (!insecure && (tlsDir === undefined || tlsDir === ''))
     throw new UsageError('xds serve: pass --tls-dir PATH (mTLS) or --insecure (plaintext)');
-  return { command: 'xds', sub: 'serve', dir, host, port, insecure, ...(tlsDir ? { tlsDir } : {}) };
+  const metricsListen = flags.get('metrics-listen');
+  const metrics =
+    metricsListen === undefined ? undefined : parseListen(metricsListen, 'xds serve: --metrics-listen');
+  if (metrics && metrics.host === host && metrics.port === port)
+    throw new UsageError('xds serve: --metrics-listen must differ from --listen');
+  return {
+    command: 'xds',
+    sub: 'serve',
+    dir,
+    host,
+    port,
+    insecure,
+    ...(tlsDir ? { tlsDir } : {}),
+    ...(metrics ? { metrics } : {}),
+  };
 }
 
 function parseProbe(

@@ -10,6 +10,8 @@ import { readManifestDir } from '../manifestDir';
 import { AdsServer } from './AdsServer';
 import { listenAds, MeshXdsPublisher, XDS_SERVER_COMMON_NAME } from './meshXds';
 import type { SnapshotCache } from './SnapshotCache';
+import type { Diagnostic } from '@/lib/model/diagnostic';
+import type { MeshMetrics } from '../metrics/MeshMetrics';
 
 export interface XdsDirLogger {
   info?: (msg: string) => void;
@@ -27,6 +29,8 @@ export interface ServeXdsDirOptions {
   logger?: XdsDirLogger;
   /** Debounce of directory events (ms); default 150. */
   debounceMs?: number;
+  /** Counts pushes, ACKs, NACKs, streams and reloads (`meshdeck xds serve --metrics-listen`). */
+  metrics?: MeshMetrics;
 }
 
 export interface XdsDirServer {
@@ -48,10 +52,12 @@ export async function serveXdsDir(o: ServeXdsDirOptions): Promise<XdsDirServer> 
   const cache = publisher.cache;
 
   let reloading: Promise<string[]> = Promise.resolve([]);
+  let diagnostics: Diagnostic[] = [];
   const doReload = async (): Promise<string[]> => {
     const files = await readManifestDir(o.dir);
     const compiled = compileMesh(parseManifests(files));
     const published = publisher.publish(compiled.mesh);
+    diagnostics = [...compiled.diagnostics, ...published.diagnostics];
     // Refused snapshots are error diagnostics too (xds-snapshot-refused).
     for (const d of [...compiled.diagnostics, ...published.diagnostics]) {
       if (d.severity === 'error') warn(`meshdeck xDS: error: ${d.code}: ${d.message}`);
@@ -62,13 +68,20 @@ export async function serveXdsDir(o: ServeXdsDirOptions): Promise<XdsDirServer> 
   };
   // Serialized: two edits in a row never interleave their renders.
   const reload = (): Promise<string[]> => {
-    reloading = reloading.catch(() => []).then(doReload);
+    reloading = reloading
+      .catch(() => [])
+      .then(() => (o.metrics ? o.metrics.timeReload(doReload) : doReload()));
     return reloading;
   };
 
   await reload();
 
-  const server = new AdsServer({ cache, logger: { info, warn } });
+  const server = new AdsServer({
+    cache,
+    logger: { info, warn },
+    ...(o.metrics ? { metrics: o.metrics.ads } : {}),
+  });
+  o.metrics?.setSources({ xds: () => server.streamStats(), diagnostics: () => diagnostics });
   if (!o.insecure && !o.tlsDir) throw new Error('serveXdsDir: pass tlsDir (or insecure: true)');
   const { port } = await listenAds(server, {
     host,

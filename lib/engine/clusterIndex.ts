@@ -8,6 +8,7 @@ import {
   type Service,
 } from '../model/kube';
 import type { ResolvedEndpoint } from './resolvedMesh';
+import { urlHost } from '../util/urlHost';
 
 /**
  * A pod that runs l7mp ("a Pod labelled msm.l7mp.io/proxy: sidecar or gateway"), or a proxyless gRPC
@@ -121,7 +122,7 @@ export class ClusterIndex {
               'proxy pod has no status.podIP (not running yet); nothing is rendered for it until it has one',
           });
         } else {
-          const host = ip.includes(':') ? `[${ip}]` : ip;
+          const host = urlHost(ip);
           info.proxy = {
             id: key,
             namespace,

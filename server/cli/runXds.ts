@@ -7,10 +7,7 @@ import { CliError, ExitCode } from './cliError';
 import type { CliIo } from './cliIo';
 import { loadMesh } from './loadMesh';
 import { version } from './version';
-
-function urlHost(host: string): string {
-  return host.includes(':') ? `[${host}]` : host;
-}
+import { urlHost } from '@/lib/util/urlHost';
 
 /**
  * `meshdeck xds serve DIR --listen [HOST:]PORT (--insecure | --tls-dir PATH) [--metrics-listen [HOST:]PORT]`:

@@ -19,6 +19,7 @@ import { DraftLayouts } from './DraftLayouts';
 import { DraftRegistry } from './DraftRegistry';
 import { writeFileAtomic } from './meshDirFiles';
 import { setOidcSignIn, type OidcSignIn } from './oidc';
+import { urlHost } from '@/lib/util/urlHost';
 
 /** Set to `0` to have no server layouts (server/console/DraftLayouts.ts). */
 export const SERVER_LAYOUTS_ENV = 'MESHDECK_SERVER_LAYOUTS';
@@ -54,10 +55,6 @@ export function resolveConsoleToken(
 /** The URL to open: the console with its token, as printed once at start. */
 export function consoleUrl(host: string, port: number, token: string): string {
   return `http://${urlHost(host)}:${port}/?token=${token}`;
-}
-
-function urlHost(host: string): string {
-  return host.includes(':') ? `[${host}]` : host;
 }
 
 /** Where `meshdeck serve` on `port` keeps its runtime file. */

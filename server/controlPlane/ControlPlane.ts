@@ -31,6 +31,7 @@ import {
 import { grpcProxyLiveState, grpcSyncFields } from './xdsLiveState';
 import { XdsStreamTracker } from './xdsStreamTracker';
 import { type TreeWatcher, watchTree } from './watchTree';
+import { urlHost } from '@/lib/util/urlHost';
 
 export interface ControlPlaneOptions {
   /** A mesh directory (resources + Services + Pods), as the CLI reads it. */
@@ -181,7 +182,7 @@ export class ControlPlane {
       port: o.port,
       ...(caDir ? { tlsDir: caDir } : { insecure: true }),
     });
-    const host = o.host.includes(':') ? `[${o.host}]` : o.host;
+    const host = urlHost(o.host);
     this.xdsListening = { listen: `${host}:${port}`, port, tls, ...(caDir ? { caDir } : {}) };
     this.live.setXds({ listen: this.xdsListening.listen, tls });
   }

@@ -27,6 +27,7 @@ import { ClusterMirror } from './clusterMirror';
 import { KubeConsole } from './kubeConsole';
 import { setKubeHealth } from './kubeHealthContext';
 import { KubeControlPlane, LEASE_NAME } from './kubeControlPlane';
+import { urlHost } from '@/lib/util/urlHost';
 
 const SYNC_WAIT_MS = 30_000;
 
@@ -76,7 +77,7 @@ export async function runKubeServe(
         port: cmd.xds.port,
         ...(caDir ? { tlsDir: caDir } : { insecure: true }),
       });
-      const host = cmd.xds.host.includes(':') ? `[${cmd.xds.host}]` : cmd.xds.host;
+      const host = urlHost(cmd.xds.host);
       adsListen = { listen: `${host}:${port}`, tls };
       adsLine = tls
         ? `xDS (ADS): ${host}:${port}, mTLS: proxies present a certificate from the CA in ${caDir}\n`

@@ -12,6 +12,7 @@ import type { AdsServer, ListenOptions } from './AdsServer';
 import { CertificateManager } from './CertificateManager';
 import { SnapshotCache } from './SnapshotCache';
 import { applyRendered, type RenderedProxyXds } from './snapshotFromRendered';
+import { urlHost } from '@/lib/util/urlHost';
 
 /** The name of the ADS server's own certificate. */
 export const XDS_SERVER_COMMON_NAME = 'meshdeck-system/xds-server';
@@ -118,7 +119,7 @@ export async function listenAds(
   server: AdsServer,
   o: AdsListenOptions,
 ): Promise<{ port: number; tls: boolean }> {
-  const where = `${o.host.includes(':') ? `[${o.host}]` : o.host}:${o.port}`;
+  const where = `${urlHost(o.host)}:${o.port}`;
   const listen = (options: ListenOptions) =>
     server.listen(options).catch((e: Error) => {
       throw new AdsListenError(`the ADS server cannot listen on ${where}: ${e.message}`);

@@ -29,7 +29,8 @@ export function schemaDiagnostics(
   object: ObjectRef,
   sourceAt: (path: string) => Source,
 ): Diagnostic[] {
-  return error.issues.map((issue) => {
+  return error.issues.map((raw) => {
+    const issue = unwrapUnion(raw, candidate);
     const path = formatFieldPath(issue.path);
     return {
       severity: 'error',
@@ -42,12 +43,44 @@ export function schemaDiagnostics(
   });
 }
 
+/**
+ * A union's issue ("Invalid input" from zod, for a value that is "a name or an inline object") made
+ * specific: when no alternative matched even the value's type, one issue listing what each expects;
+ * else the issue of the alternative that got furthest into the value (the inline object with a bad
+ * port), at its own deeper path.
+ */
+function unwrapUnion(issue: z.core.$ZodIssue, object: unknown): z.core.$ZodIssue {
+  if (issue.code !== 'invalid_union' || issue.errors.length === 0) return issue;
+  const branches = issue.errors.filter((b) => b.length > 0);
+  const typeOnly = branches.every(
+    (b) => b.length === 1 && b[0]!.code === 'invalid_type' && b[0]!.path.length === 0,
+  );
+  if (typeOnly && branches.length > 0) {
+    const expected = [...new Set(branches.map((b) => (b[0] as z.core.$ZodIssueInvalidType).expected))];
+    return {
+      ...issue,
+      message: `expected ${expected.join(' or ')}, received ${typeName(valueAt(object, issue.path))}`,
+    } as z.core.$ZodIssue;
+  }
+  const depth = (b: z.core.$ZodIssue[]) => Math.max(...b.map((i) => i.path.length));
+  const furthest = branches.reduce((a, b) => (depth(b) > depth(a) ? b : a), branches[0]!);
+  const first = furthest[0]!;
+  return unwrapUnion({ ...first, path: [...issue.path, ...first.path] } as z.core.$ZodIssue, object);
+}
+
+function typeName(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  return typeof v;
+}
+
 /** zod's message, or a plainer one for the two issues people meet most: missing and unknown fields. */
 function describeIssue(issue: z.core.$ZodIssue, object: unknown): string {
   if (issue.path.length > 0 && valueAt(object, issue.path) === undefined) return 'required field is missing';
   if (issue.code === 'unrecognized_keys')
     return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
-  return issue.message;
+  // zod 4 starts type errors with "Invalid input: "; the field path already says where.
+  return issue.message.replace(/^Invalid input: (?=expected )/, '');
 }
 
 function valueAt(v: unknown, path: readonly PropertyKey[]): unknown {

@@ -45,6 +45,11 @@ const SEVERITY_ORDER: Record<Severity, number> = { error: 0, warning: 1, info: 2
 /** Codes that only report the consequence of another problem: listed after their cause. */
 const CONSEQUENCES = new Set(['route-dropped', 'rule-dropped', 'listener-dropped']);
 
+/** Whether a diagnostic only reports the consequence of another (a rule dropped since its route is). */
+export function isConsequence(d: Pick<Diagnostic, 'code'>): boolean {
+  return CONSEQUENCES.has(d.code);
+}
+
 /** Orders diagnostics so that output never depends on input order, causes before consequences. */
 export function compareDiagnostics(a: Diagnostic, b: Diagnostic): number {
   return (

@@ -208,6 +208,47 @@ describe('parseArgs', () => {
         kube: { kubeconfig: '/k', lease: { retryPeriodMs: 1000 } },
       },
     ],
+    [
+      ['serve', '--kubeconfig', '/k', '--no-xds', '--webhook-listen', '0.0.0.0:9443'],
+      {
+        command: 'serve',
+        dir: 'examples/seed-example-1',
+        host: '127.0.0.1',
+        port: 3000,
+        xds: false,
+        kube: { kubeconfig: '/k', webhook: { host: '0.0.0.0', port: 9443, config: 'meshdeck-validator' } },
+      },
+    ],
+    [
+      [
+        'serve',
+        '--kubeconfig',
+        '/k',
+        '--no-xds',
+        '--webhook-listen',
+        '9443',
+        '--webhook-config',
+        'mine',
+        '--webhook-names',
+        'hook.example.com, 127.0.0.1,[::1]',
+      ],
+      {
+        command: 'serve',
+        dir: 'examples/seed-example-1',
+        host: '127.0.0.1',
+        port: 3000,
+        xds: false,
+        kube: {
+          kubeconfig: '/k',
+          webhook: {
+            host: '127.0.0.1',
+            port: 9443,
+            config: 'mine',
+            names: ['hook.example.com', '127.0.0.1', '[::1]'],
+          },
+        },
+      },
+    ],
   ])('%j', (argv, expected) => {
     expect(parseArgs(argv)).toEqual(expected);
   });
@@ -262,6 +303,23 @@ describe('parseArgs', () => {
     [['probe', 'gw', '--label', 'nokey'], 'probe: --label must be key=value, not "nokey"'],
     [['serve', '--lease-duration', '30'], 'serve: --lease-duration needs --kubeconfig'],
     [['serve', 'm', '--watch-idle', '60'], 'serve: --watch-idle needs --kubeconfig'],
+    [['serve', 'm', '--webhook-listen', '9443'], 'serve: --webhook-listen needs --kubeconfig'],
+    [
+      ['serve', '--kubeconfig', '/k', '--webhook-config', 'x'],
+      'serve: --webhook-config needs --webhook-listen',
+    ],
+    [
+      ['serve', '--kubeconfig', '/k', '--webhook-listen', 'host:port'],
+      'serve: --webhook-listen must be [HOST:]PORT, not "host:port"',
+    ],
+    [
+      ['serve', '--kubeconfig', '/k', '--webhook-listen', '9443', '--webhook-config', 'Bad_Name'],
+      'serve: --webhook-config must be an object name, not "Bad_Name"',
+    ],
+    [
+      ['serve', '--kubeconfig', '/k', '--webhook-listen', '9443', '--webhook-names', 'a,,b'],
+      'serve: --webhook-names must be DNS names or IP addresses, comma-separated, not "a,,b"',
+    ],
     [
       ['serve', '--kubeconfig', '/k', '--lease-duration', '1.5'],
       'serve: --lease-duration must be a positive whole number of seconds, not "1.5"',

@@ -61,6 +61,18 @@ export interface KubeServeFlags {
   lease?: { durationSeconds?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
   /** --watch-idle: relist an informer whose watch saw no event for this long (KubeSource watchIdleMs). */
   watchIdleMs?: number;
+  /** --webhook-listen and its companions: the validating admission webhook (server/kube/admissionWebhook.ts). */
+  webhook?: WebhookFlags;
+}
+
+/** The admission webhook's flags. */
+export interface WebhookFlags {
+  host: string;
+  port: number;
+  /** The ValidatingWebhookConfiguration whose caBundle this replica keeps (--webhook-config). */
+  config: string;
+  /** The names the API server calls it by (--webhook-names); default: the Service's in-cluster names. */
+  names?: string[];
 }
 
 export type RenderFormat = 'l7mp' | 'ops' | 'xds';
@@ -80,6 +92,7 @@ export const USAGE = `Usage:
   meshdeck serve [DIR] [--host 127.0.0.1] [--port 3000] [--token T] [--xds-listen [HOST:]PORT] [--xds-insecure | --no-xds]
   meshdeck serve --kubeconfig PATH [--namespace NS] [--xds-listen [HOST:]PORT] [--xds-insecure | --no-xds]
                  [--lease-duration S] [--renew-deadline S] [--retry-period S] [--watch-idle S]
+                 [--webhook-listen [HOST:]PORT [--webhook-config NAME] [--webhook-names N1,N2]]
   meshdeck xds serve DIR [--listen [HOST:]PORT] (--insecure | --tls-dir PATH) [--metrics-listen [HOST:]PORT]
   meshdeck probe LISTENER [--payload TEXT] [--from ADDR[:PORT]] [--proxy POD] [--label k=v] [--count N] [--url URL] [--token T]
   meshdeck help | --version
@@ -168,6 +181,16 @@ Usage:
                            must exceed 1.2 × this, 1.2 being the election's jitter factor)
       --watch-idle S       relist an informer whose watch brought no event, not even a bookmark, for
                            this long: a half-open connection (default 300)
+      --webhook-listen [HOST:]PORT
+                           serve the validating admission webhook there (HTTPS): kubectl and GitOps
+                           tools hear of an invalid VirtualService, Route or Target before it is
+                           stored, and of the references a change leaves dangling as warnings
+      --webhook-config NAME
+                           the ValidatingWebhookConfiguration whose caBundle it keeps (default
+                           meshdeck-validator; deploy/webhook.yaml)
+      --webhook-names N1,N2
+                           the DNS names or IPs in its certificate (default meshdeck.<ns>.svc and
+                           meshdeck.<ns>.svc.cluster.local, <ns> the Lease's namespace)
 
   meshdeck xds serve DIR [--listen [HOST:]PORT] (--insecure | --tls-dir PATH) [--metrics-listen [HOST:]PORT]
       Serve the mesh in DIR over xDS (ADS, Envoy v3) to proxyless gRPC clients and Envoy: the
@@ -238,6 +261,9 @@ const FLAGS = {
     'renew-deadline': true,
     'retry-period': true,
     'watch-idle': true,
+    'webhook-listen': true,
+    'webhook-config': true,
+    'webhook-names': true,
   },
   xds: { listen: true, insecure: false, 'tls-dir': true, 'metrics-listen': true },
   probe: { payload: true, from: true, proxy: true, label: true, count: true, url: true, token: true },
@@ -324,7 +350,19 @@ function parseServe(positionals: string[], flags: Map<string, string>): CliComma
 }
 
 /** The flags that only Kubernetes mode takes. */
-const KUBE_ONLY = ['namespace', 'lease-duration', 'renew-deadline', 'retry-period', 'watch-idle'] as const;
+const KUBE_ONLY = [
+  'namespace',
+  'lease-duration',
+  'renew-deadline',
+  'retry-period',
+  'watch-idle',
+  'webhook-listen',
+  'webhook-config',
+  'webhook-names',
+] as const;
+
+/** The ValidatingWebhookConfiguration deploy/webhook.yaml installs. */
+export const DEFAULT_WEBHOOK_CONFIG = 'meshdeck-validator';
 
 /** The leader election's defaults and jitter (server/kube/leaderElection.ts, after client-go). */
 const LEASE_DEFAULTS = { durationSeconds: 15, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
@@ -344,14 +382,42 @@ function kubeFlags(positionals: string[], flags: Map<string, string>): { kube?: 
   if (namespace === '') throw new UsageError('serve: --namespace needs a namespace');
   const lease = leaseFlags(flags);
   const watchIdle = seconds(flags, 'watch-idle');
+  const webhook = webhookFlags(flags);
   return {
     kube: {
       kubeconfig,
       ...(namespace ? { namespace } : {}),
       ...(lease ? { lease } : {}),
       ...(watchIdle !== undefined ? { watchIdleMs: Math.round(watchIdle * 1000) } : {}),
+      ...(webhook ? { webhook } : {}),
     },
   };
+}
+
+function webhookFlags(flags: Map<string, string>): WebhookFlags | undefined {
+  const listen = flags.get('webhook-listen');
+  if (listen === undefined) {
+    const given = (['webhook-config', 'webhook-names'] as const).find((f) => flags.has(f));
+    if (given) throw new UsageError(`serve: --${given} needs --webhook-listen`);
+    return undefined;
+  }
+  const { host, port } = parseListen(listen, 'serve: --webhook-listen');
+  const config = flags.get('webhook-config') ?? DEFAULT_WEBHOOK_CONFIG;
+  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(config))
+    throw new UsageError(`serve: --webhook-config must be an object name, not "${config}"`);
+  const namesFlag = flags.get('webhook-names');
+  let names: string[] | undefined;
+  if (namesFlag !== undefined) {
+    names = namesFlag.split(',').map((n) => n.trim());
+    const bad = names.find(
+      (n) => !/^(\[?[0-9a-fA-F:.]+\]?|[A-Za-z0-9*]([-A-Za-z0-9.]*[A-Za-z0-9])?)$/.test(n),
+    );
+    if (bad !== undefined || names.length === 0)
+      throw new UsageError(
+        `serve: --webhook-names must be DNS names or IP addresses, comma-separated, not "${namesFlag}"`,
+      );
+  }
+  return { host, port, config, ...(names ? { names } : {}) };
 }
 
 /** `--NAME SECONDS`: a positive number of seconds (fractions allowed unless `whole`). */

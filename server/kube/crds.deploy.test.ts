@@ -5,8 +5,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { parseArgs } from '@/server/cli/args';
-import { IN_CLUSTER } from './kubeControlPlaneServe';
+import { DEFAULT_WEBHOOK_CONFIG, parseArgs } from '@/server/cli/args';
+import { IN_CLUSTER, WEBHOOK_CA_SECRET } from './kubeControlPlaneServe';
+import { ADMISSION_PATH } from './admissionWebhook';
 
 const DEPLOY = path.resolve(__dirname, '../../deploy');
 
@@ -72,6 +73,7 @@ describe('deploy/ manifests', () => {
       'CustomResourceDefinition',
       'ClusterRole',
       'ClusterRoleBinding',
+      'ValidatingWebhookConfiguration',
     ]);
     for (const m of manifests) {
       if (!clusterScoped.has(m.kind))
@@ -90,12 +92,15 @@ describe('deploy/ manifests', () => {
       port: 3000,
       xds: { host: '0.0.0.0', port: 18000 },
       // Kubernetes mode with the pod's service account; the election names the pod and its namespace.
-      kube: { kubeconfig: IN_CLUSTER },
+      kube: {
+        kubeconfig: IN_CLUSTER,
+        webhook: { host: '0.0.0.0', port: 9443, config: DEFAULT_WEBHOOK_CONFIG },
+      },
     });
     const env = Object.fromEntries(container.env.map((e: Obj) => [e.name, e.valueFrom?.fieldRef?.fieldPath]));
     expect(env).toMatchObject({ POD_NAME: 'metadata.name', POD_NAMESPACE: 'metadata.namespace' });
     const ports = Object.fromEntries(container.ports.map((p: Obj) => [p.name, p.containerPort]));
-    expect(ports).toEqual({ http: 3000, xds: 18000 });
+    expect(ports).toEqual({ http: 3000, xds: 18000, webhook: 9443 });
     expect(deploy.spec.selector.matchLabels).toEqual(
       Object.fromEntries(
         Object.keys(deploy.spec.selector.matchLabels).map((k) => [k, pod.metadata.labels[k]]),
@@ -138,5 +143,43 @@ describe('deploy/ manifests', () => {
       expect.objectContaining({ apiGroups: ['coordination.k8s.io'], resources: ['leases'] }),
     ]);
     expect(find('RoleBinding', 'meshdeck-leader-election').subjects[0].name).toBe('meshdeck');
+    // The webhook's caBundle: its own configuration only; its CA Secret: read by name, created here.
+    expect(role.rules).toContainEqual({
+      apiGroups: ['admissionregistration.k8s.io'],
+      resources: ['validatingwebhookconfigurations'],
+      resourceNames: [DEFAULT_WEBHOOK_CONFIG],
+      verbs: ['get', 'update'],
+    });
+    expect(find('Role', 'meshdeck-webhook-ca').rules).toEqual([
+      { apiGroups: [''], resources: ['secrets'], resourceNames: [WEBHOOK_CA_SECRET], verbs: ['get'] },
+      { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
+    ]);
+    expect(find('RoleBinding', 'meshdeck-webhook-ca').subjects[0].name).toBe('meshdeck');
+  });
+
+  it('the webhook configuration sends the mesh kinds to the Service on the path the server answers', () => {
+    const vwc = find('ValidatingWebhookConfiguration', DEFAULT_WEBHOOK_CONFIG);
+    expect(vwc.apiVersion).toBe('admissionregistration.k8s.io/v1');
+    const hook = (vwc.webhooks as Obj[])[0]!;
+    expect(vwc.webhooks).toHaveLength(1);
+    expect(hook).toMatchObject({
+      admissionReviewVersions: ['v1'],
+      sideEffects: 'None',
+      failurePolicy: 'Ignore',
+      clientConfig: { service: { name: 'meshdeck', namespace: 'meshdeck-system', path: ADMISSION_PATH } },
+    });
+    // Meshdeck writes the caBundle itself.
+    expect(hook.clientConfig.caBundle).toBeUndefined();
+    expect(hook.rules).toEqual([
+      expect.objectContaining({
+        apiGroups: ['msm.l7mp.io'],
+        apiVersions: ['v1'],
+        operations: ['CREATE', 'UPDATE', 'DELETE'],
+        resources: ['virtualservices', 'routes', 'targets'],
+      }),
+    ]);
+    const svc = find('Service', 'meshdeck');
+    const port = (svc.spec.ports as Obj[]).find((p) => p.port === hook.clientConfig.service.port);
+    expect(port?.targetPort).toBe('webhook');
   });
 });

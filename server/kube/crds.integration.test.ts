@@ -97,6 +97,10 @@ const PATHS: Record<string, [string, string]> = {
   Role: ['/apis/rbac.authorization.k8s.io/v1', 'roles'],
   RoleBinding: ['/apis/rbac.authorization.k8s.io/v1', 'rolebindings'],
   CustomResourceDefinition: ['/apis/apiextensions.k8s.io/v1', 'customresourcedefinitions'],
+  ValidatingWebhookConfiguration: [
+    '/apis/admissionregistration.k8s.io/v1',
+    'validatingwebhookconfigurations',
+  ],
 };
 function objectPath(o: Obj): string {
   const [prefix, plural] = PATHS[o.kind] ?? [];
@@ -487,14 +491,24 @@ describe('mesh CRDs on a real kube-apiserver', () => {
   });
 
   describe('deploy/ RBAC and console', () => {
-    it('the namespace, RBAC, Deployment and Service are accepted (server-side apply, strict)', async () => {
-      for (const file of ['deploy/namespace.yaml', 'deploy/rbac.yaml', 'deploy/console.yaml']) {
+    it('the namespace, RBAC, Deployment, Service and webhook configuration are accepted (server-side apply, strict)', async () => {
+      const files = [
+        'deploy/namespace.yaml',
+        'deploy/rbac.yaml',
+        'deploy/console.yaml',
+        'deploy/webhook.yaml',
+      ];
+      for (const file of files) {
         for (const o of yamlDocs(file)) {
           const res = await apply(o);
           expect(res.status, `${o.kind}/${o.metadata.name}: ${res.text}`).toBe(201);
           expect(res.warnings, `${o.kind}/${o.metadata.name}`).toEqual([]);
         }
       }
+      // No Meshdeck runs behind the Service here: take the webhook away again (failurePolicy Ignore would
+      // let writes through, after the API server's attempt to reach it).
+      const vwc = yamlDocs('deploy/webhook.yaml')[0]!;
+      expect((await call('DELETE', objectPath(vwc))).status).toBe(200);
     });
 
     const review = async (attrs: Obj) => {
@@ -533,6 +547,15 @@ describe('mesh CRDs on a real kube-apiserver', () => {
         { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: 'meshdeck-system' },
         { resource: 'users', verb: 'impersonate', name: 'alice' },
         { resource: 'groups', verb: 'impersonate', name: 'developers' },
+        // The admission webhook: its CA's Secret, and the caBundle of its own configuration.
+        { resource: 'secrets', verb: 'get', namespace: 'meshdeck-system', name: 'meshdeck-webhook-ca' },
+        { resource: 'secrets', verb: 'create', namespace: 'meshdeck-system' },
+        {
+          group: 'admissionregistration.k8s.io',
+          resource: 'validatingwebhookconfigurations',
+          verb: 'update',
+          name: 'meshdeck-validator',
+        },
       ];
       const denied: Obj[] = [
         { group: 'msm.l7mp.io', resource: 'virtualservices', verb: 'create', namespace: 'default' },
@@ -540,6 +563,14 @@ describe('mesh CRDs on a real kube-apiserver', () => {
         { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: 'default' },
         { resource: 'pods', verb: 'delete', namespace: 'default' },
         { resource: 'secrets', verb: 'get', namespace: 'meshdeck-system' },
+        { resource: 'secrets', verb: 'get', namespace: 'meshdeck-system', name: 'meshdeck-console' },
+        { resource: 'secrets', verb: 'create', namespace: 'default' },
+        {
+          group: 'admissionregistration.k8s.io',
+          resource: 'validatingwebhookconfigurations',
+          verb: 'update',
+          name: 'someone-elses',
+        },
         { resource: 'serviceaccounts', verb: 'impersonate', namespace: 'default' },
       ];
       for (const a of allowed) expect(await review(a), JSON.stringify(a)).toBe(true);

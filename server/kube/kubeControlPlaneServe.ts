@@ -6,6 +6,9 @@
  * pushes and status writes settled, so another replica takes over at once.
  */
 import { createHash } from 'node:crypto';
+import fs from 'node:fs/promises';
+import { isIP } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import type { CliCommand } from '../cli/args';
@@ -28,6 +31,8 @@ import { KubeConsole } from './kubeConsole';
 import { setKubeHealth } from './kubeHealthContext';
 import { KubeControlPlane, LEASE_NAME } from './kubeControlPlane';
 import { urlHost } from '@/lib/util/urlHost';
+import { AdmissionWebhook, ADMISSION_PATH, clusterFromObjects } from './admissionWebhook';
+import { WebhookCertificates } from './webhookCertificates';
 
 const SYNC_WAIT_MS = 30_000;
 
@@ -106,6 +111,22 @@ export async function runKubeServe(
   });
   // The probe routes (/api/health, /api/ready) read it.
   setKubeHealth(() => cp.health());
+  let webhook: { server: AdmissionWebhook; certs: WebhookCertificates; dir: string } | undefined;
+  let webhookLine = '';
+  if (cmd.kube!.webhook) {
+    try {
+      const started = await startWebhook(cmd.kube!.webhook, kc, cp, metrics);
+      webhook = started;
+      webhookLine = started.line;
+    } catch (e) {
+      await cp.stop();
+      await ads?.stop();
+      throw new CliError(
+        `serve: the admission webhook did not start: ${(e as Error).message}`,
+        ExitCode.usage,
+      );
+    }
+  }
   metrics.watchReconciler(cp.controller.reconciler);
   metrics.setSources({
     leading: () => cp.health().leading,
@@ -123,6 +144,11 @@ export async function runKubeServe(
       consoleParts.view.stop();
       await consoleParts.mirror.stop();
       await consoleParts.served.dispose().catch(() => undefined);
+    }
+    if (webhook) {
+      webhook.certs.stop();
+      await webhook.server.close();
+      await fs.rm(webhook.dir, { recursive: true, force: true });
     }
     await cp.stop();
     await ads?.stop();
@@ -202,8 +228,81 @@ export async function runKubeServe(
       `informers: ${informers}/${h.informers.length} synced` +
       `${synced ? `, ready in ${((Date.now() - started) / 1000).toFixed(1)} s` : ` after ${SYNC_WAIT_MS / 1000} s (still trying)`}\n` +
       adsLine +
+      webhookLine +
       consoleLine,
   );
   await new Promise(() => {}); // serve until a signal
   return 0;
+}
+
+/** The Secret holding the admission webhook's CA (in the Lease's namespace). */
+export const WEBHOOK_CA_SECRET = 'meshdeck-webhook-ca';
+
+/**
+ * Starts the admission webhook: the shared CA and this replica's certificate, the HTTPS server on the
+ * informers' objects, and the caBundle of the webhook configuration.
+ */
+async function startWebhook(
+  flags: NonNullable<NonNullable<Extract<CliCommand, { command: 'serve' }>['kube']>['webhook']>,
+  kc: k8s.KubeConfig,
+  cp: KubeControlPlane,
+  metrics: MeshMetrics,
+): Promise<{ server: AdmissionWebhook; certs: WebhookCertificates; dir: string; line: string }> {
+  const ns = cp.leaseNamespace;
+  const names = flags.names ?? [`meshdeck.${ns}.svc`, `meshdeck.${ns}.svc.cluster.local`];
+  const sans = names.map((n) => {
+    const bare = n.replace(/^\[(.*)\]$/, '$1');
+    return isIP(bare) ? `IP:${bare}` : `DNS:${n}`;
+  });
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'meshdeck-webhook-'));
+  const logger = { info: (m: string) => console.info(m), warn: (m: string) => console.warn(m) };
+  const certs = new WebhookCertificates({
+    kubeConfig: kc,
+    namespace: ns,
+    secretName: WEBHOOK_CA_SECRET,
+    dir,
+    sans,
+    logger,
+  });
+  try {
+    const tls = await certs.start();
+    const source = cp.controller.source;
+    const server = await AdmissionWebhook.listen({
+      host: flags.host,
+      port: flags.port,
+      tls,
+      cluster: clusterFromObjects(
+        () => source.leanObjects(),
+        () => source.states().every((s) => s.synced),
+      ),
+      logger,
+      onReview: (outcome, kind, operation) =>
+        metrics.admitted(outcome, kind || 'unknown', operation || 'unknown'),
+    });
+    certs.autoRenew((t) => server.setTls(t));
+    let bundle: string;
+    try {
+      const result = await certs.patchCaBundle(flags.config);
+      bundle =
+        result === 'missing'
+          ? `ValidatingWebhookConfiguration ${flags.config} not found: the API server does not call it yet (kubectl apply -f deploy/webhook.yaml)`
+          : `caBundle of ValidatingWebhookConfiguration ${flags.config} ${result === 'patched' ? 'set' : 'already set'}`;
+    } catch (e) {
+      // Serving still helps a configuration that holds the CA already; say why it may not.
+      bundle = (e as Error).message;
+      logger.warn(`admission webhook: ${bundle}`);
+    }
+    return {
+      server,
+      certs,
+      dir,
+      line:
+        `admission webhook: https://${urlHost(flags.host)}:${server.port}${ADMISSION_PATH} ` +
+        `(certificate for ${names.join(', ')}; CA in Secret ${ns}/${WEBHOOK_CA_SECRET}); ${bundle}\n`,
+    };
+  } catch (e) {
+    certs.stop();
+    await fs.rm(dir, { recursive: true, force: true });
+    throw e;
+  }
 }

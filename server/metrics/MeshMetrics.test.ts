@@ -140,6 +140,20 @@ describe('MeshMetrics', () => {
     expect(sample(u, 'meshdeck_xds_pushes_total', { type: 'EDS' })).toBe(0);
   });
 
+  it('counts admission reviews by kind, operation and result in Kubernetes mode only', async () => {
+    const m = new MeshMetrics({ version: '0', mode: 'kubernetes', processMetrics: false });
+    m.admitted('denied', 'Route', 'CREATE');
+    m.admitted('denied', 'Route', 'CREATE');
+    m.admitted('warned', 'Target', 'DELETE');
+    const body = await text(m);
+    const name = 'meshdeck_admission_reviews_total';
+    expect(sample(body, name, { kind: 'Route', operation: 'CREATE', result: 'denied' })).toBe(2);
+    expect(sample(body, name, { kind: 'Target', operation: 'DELETE', result: 'warned' })).toBe(1);
+    const local = new MeshMetrics({ version: '0', mode: 'local', processMetrics: false });
+    local.admitted('denied', 'Route', 'CREATE');
+    expect(await text(local)).not.toContain(name);
+  });
+
   it('times reloads and counts them by result, passing the outcome through', async () => {
     const m = new MeshMetrics({ version: '0', mode: 'local', processMetrics: false });
     await expect(m.timeReload(async () => 7)).resolves.toBe(7);

@@ -67,6 +67,7 @@ export class MeshMetrics {
   private readonly reloads: Counter<'result'>;
   private readonly reloadSeconds: Histogram;
   private readonly applies: Counter<'target' | 'result'>;
+  private admissions: Counter<'kind' | 'operation' | 'result'> | undefined;
 
   /** The sink to give the ADS server (`new AdsServer({metrics})`). */
   readonly ads: AdsMetricsSink;
@@ -226,6 +227,12 @@ export class MeshMetrics {
   /** Kubernetes mode's series: leadership and the informers (see MeshMetricsSources). */
   private kubeMetrics(): void {
     const registers = [this.registry];
+    this.admissions = new Counter({
+      name: 'meshdeck_admission_reviews_total',
+      help: 'Admission reviews answered by the validating webhook (--webhook-listen), by kind, operation and result (allowed, warned, denied, malformed, failed).',
+      labelNames: ['kind', 'operation', 'result'],
+      registers,
+    });
     const sources = () => this.sources;
     // Only where there is an election: an unlabelled gauge is exported (as 0) even when never set.
     new Gauge({
@@ -309,6 +316,11 @@ export class MeshMetrics {
     } finally {
       end();
     }
+  }
+
+  /** Counts one admission review of the webhook (Kubernetes mode with --webhook-listen). */
+  admitted(result: string, kind: string, operation: string): void {
+    this.admissions?.inc({ kind, operation, result });
   }
 
   /** Counts an apply from the console. */

@@ -98,6 +98,8 @@ export interface KubeResponse {
   status: number;
   body: unknown;
   text: string;
+  /** The Warning headers (`299 - "<text>"`), as kubectl prints them after `Warning:`. */
+  warnings: string[];
 }
 
 /**
@@ -296,7 +298,13 @@ export function kubeRequest(
           } catch {
             // Not JSON (e.g. `ok` from /readyz): the text is the body.
           }
-          resolve({ status: res.statusCode ?? 0, body: parsed, text });
+          const w = res.headers.warning;
+          resolve({
+            status: res.statusCode ?? 0,
+            body: parsed,
+            text,
+            warnings: ([] as string[]).concat(w ?? []),
+          });
         });
       },
     );

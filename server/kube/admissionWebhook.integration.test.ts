@@ -11,6 +11,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../testing/startL7mp';
 import { ADMISSION_PATH } from './admissionWebhook';
+import { ClusterApply } from './clusterApply';
+import { ClusterClient } from './clusterClient';
 import { WEBHOOK_CA_SECRET } from './kubeControlPlaneServe';
 import { installCrds, NS, until } from './replicasTestKit';
 import { type KubeApiServer, kubeRequest, startKubeApiServer } from './testing/kubeApiServer';
@@ -181,8 +183,8 @@ describe('meshdeck serve --webhook-listen against a real kube-apiserver', () => 
   it('stores a valid object whose reference dangles, with the problem as a warning', async () => {
     const res = await req('POST', `${MESH}/routes`, route('r1', { destination: 'no-such-target' }));
     expect(res.status, res.text).toBe(201);
-    expect(res.warnings.join('\n')).toMatch(
-      new RegExp(`error: Route ${NS}/r1 spec\\.destination: .*no-such-target`),
+    expect(res.warnings[0]).toMatch(
+      new RegExp(`^error: Route ${NS}/r1 spec\\.destination: .*no-such-target`),
     );
   });
 
@@ -222,10 +224,36 @@ describe('meshdeck serve --webhook-listen against a real kube-apiserver', () => 
     );
     const res = await req('DELETE', `${MESH}/targets/t1`);
     expect(res.status, res.text).toBe(200);
-    expect(res.warnings.join('\n')).toMatch(
-      new RegExp(`after the delete, error: Route ${NS}/r2 spec\\.destination: .*t1`),
+    expect(res.warnings[0]).toMatch(
+      new RegExp(`^after the delete, error: Route ${NS}/r2 spec\\.destination: .*t1`),
     );
     expect((await req('GET', `${MESH}/targets/t1`)).status).toBe(404);
+  });
+
+  it("the console's dry run shows the refusal on its object and the warnings as kubectl prints them", async () => {
+    const kc = new k8s.KubeConfig();
+    kc.loadFromFile(kube.admin.kubeconfigPath);
+    const apply = new ClusterApply(new ClusterClient(kc), { user: 'alice', groups: ['system:masters'] });
+    const yaml = [
+      route('console-bad', { destination: 42 }),
+      route('console-dangling', { destination: 'nope' }),
+    ]
+      .map((o) => JSON.stringify(o))
+      .join('\n---\n');
+    const plan = await apply.dryRun({ 'default/mesh.yaml': yaml });
+    expect(plan.ok).toBe(false);
+    const rows = Object.fromEntries(plan.objects.map((o) => [o.ref.name, o]));
+    expect(rows['console-bad']).toMatchObject({ action: 'error' });
+    expect(rows['console-bad']!.error?.message).toContain(
+      'spec.destination: expected string or object, received number',
+    );
+    expect(rows['console-dangling']!.action).toBe('create');
+    // The text alone, one entry per warning (not `299 - "..."`, not joined with ", ").
+    expect(rows['console-dangling']!.warnings[0]).toMatch(
+      new RegExp(`^error: Route ${NS}/console-dangling spec\\.destination: .*nope`),
+    );
+    expect(rows['console-dangling']!.warnings.length).toBeGreaterThan(1);
+    for (const w of rows['console-dangling']!.warnings) expect(w).not.toMatch(/^299 /);
   });
 
   it('with a replica gone, failurePolicy decides (Fail here): the write is refused, not let through unchecked', async () => {

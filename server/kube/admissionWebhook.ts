@@ -64,12 +64,16 @@ export class AdmissionWebhook {
     this.server.setSecureContext({ key: tls.key, cert: tls.cert });
   }
 
-  /** Stops listening and closes idle connections. */
-  async close(): Promise<void> {
-    await new Promise<void>((resolve) => {
-      this.server.close(() => resolve());
-      this.server.closeIdleConnections();
-    });
+  /**
+   * Stops listening; idle connections close at once, and connections still busy after `graceMs` are
+   * cut (the API server keeps its connections to a webhook open, and a stop must not wait on them).
+   */
+  async close(graceMs = 1000): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.server.closeIdleConnections();
+    const timer = setTimeout(() => this.server.closeAllConnections(), graceMs);
+    await closed;
+    clearTimeout(timer);
   }
 }
 

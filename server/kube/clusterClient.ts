@@ -8,6 +8,7 @@
  */
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { warningTexts } from '@/lib/kube/warningHeader';
 
 /** The console user the API server checks: Kubernetes RBAC decides what they may do. */
 export interface ActingUser {
@@ -19,6 +20,7 @@ export interface ActingUser {
 export interface ClusterResponse {
   status: number;
   body: Record<string, unknown>;
+  /** The Warning headers' texts (what kubectl prints after `Warning:`). */
   warnings: string[];
 }
 
@@ -97,7 +99,7 @@ export class ClusterClient {
           resolve({
             status: res.statusCode ?? 0,
             body,
-            warnings: ([] as string[]).concat(res.headers.warning ?? []),
+            warnings: warningTexts(rawWarnings(res.rawHeaders)),
           });
         });
       });
@@ -106,4 +108,11 @@ export class ClusterClient {
       req.end(payload);
     });
   }
+}
+
+/** Each Warning header as sent (res.headers joins repeated ones with ", "). */
+export function rawWarnings(raw: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]!.toLowerCase() === 'warning') out.push(raw[i + 1]!);
+  return out;
 }

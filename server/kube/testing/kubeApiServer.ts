@@ -16,6 +16,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { stringify as toYaml } from 'yaml';
 import { freePort } from '@/server/testing/startL7mp';
+import { warningTexts } from '@/lib/kube/warningHeader';
+import { rawWarnings } from '../clusterClient';
 
 const execFileP = promisify(execFile);
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -98,7 +100,7 @@ export interface KubeResponse {
   status: number;
   body: unknown;
   text: string;
-  /** The Warning headers (`299 - "<text>"`), as kubectl prints them after `Warning:`. */
+  /** The Warning headers' texts, as kubectl prints them after `Warning:`. */
   warnings: string[];
 }
 
@@ -298,12 +300,11 @@ export function kubeRequest(
           } catch {
             // Not JSON (e.g. `ok` from /readyz): the text is the body.
           }
-          const w = res.headers.warning;
           resolve({
             status: res.statusCode ?? 0,
             body: parsed,
             text,
-            warnings: ([] as string[]).concat(w ?? []),
+            warnings: warningTexts(rawWarnings(res.rawHeaders)),
           });
         });
       },

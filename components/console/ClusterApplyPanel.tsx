@@ -25,7 +25,7 @@ import {
   summaryLine,
 } from '@/lib/console/clusterApplyView';
 import type { MeshLiveState } from '@/server/controlPlane/liveState';
-import type { FieldChange } from '@/server/kube/clusterApplyDiff';
+import type { FieldChange } from '@/lib/kube/objectDiff';
 import type { ObjectOutcome, ObjectPlan } from '@/server/kube/clusterApply';
 import { ApiError, apiFetch, errorMessage } from './api';
 import type { ApplyState } from './ApplyPanel';

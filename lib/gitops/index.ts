@@ -43,3 +43,4 @@ export {
   pullRequestBody,
   pullRequestTitle,
 } from './messages';
+export { inSync, type LiveSync, liveSync, type SyncEntry, type SyncState } from './liveSync';

@@ -19,6 +19,8 @@ import {
   commitMessage,
   type ConflictChoice,
   isUnchanged,
+  type LiveSync,
+  liveSync,
   objectChanges,
   type ObjectChanges,
   pullRequestBody,
@@ -82,6 +84,20 @@ export interface GitOpsStatus {
   /** A rebase waiting for conflict resolutions. */
   rebase?: { onto: string; conflicts: RebaseConflict[]; notes: string[] };
   lastCommit?: CommitRecord;
+}
+
+/** What runs against the base branch's tip (GET /api/gitops/sync). */
+export interface LiveSyncStatus extends LiveSync {
+  repository: RepositoryPublicView;
+  baseBranch: string;
+  /** The commit compared: the base branch's tip after a fetch, or what the clone had when it failed. */
+  commit: string;
+  /** The fetch failed: the comparison is against the last tip the clone knew. */
+  fetchError?: GitErrorJson | { message: string };
+  /** The kinds compared (undefined: every kind). */
+  kinds?: string[];
+  /** When it was compared (ISO 8601). */
+  at: string;
 }
 
 export interface CommitRecord {
@@ -213,6 +229,32 @@ export class GitOpsService {
             }
           : {}),
         ...(state.lastCommit ? { lastCommit: state.lastCommit } : {}),
+      };
+    });
+  }
+
+  /**
+   * The running mesh (`liveFiles`: the cluster mirror, or the local mesh's directory) against the base
+   * branch's tip, object by object (lib/gitops/liveSync.ts), after a fetch; `kinds` limits it.
+   */
+  liveSync(liveFiles: Record<string, string>, kinds?: readonly string[]): Promise<Outcome<LiveSyncStatus>> {
+    return this.guard(async () => {
+      let fetchError: LiveSyncStatus['fetchError'];
+      try {
+        await this.repo.fetch();
+      } catch (e) {
+        fetchError = isGitError(e) ? e.toJSON() : { message: (e as Error).message };
+      }
+      const commit = await this.repo.remoteHead(this.config.baseBranch);
+      const git = await this.readBase(commit);
+      return {
+        repository: publicView(this.config),
+        baseBranch: this.config.baseBranch,
+        commit,
+        ...(fetchError ? { fetchError } : {}),
+        ...(kinds ? { kinds: [...kinds] } : {}),
+        at: this.now().toISOString(),
+        ...liveSync(git, liveFiles, kinds),
       };
     });
   }

@@ -3,7 +3,7 @@
  * real DraftStore and GitOpsService over a smart-HTTP remote with a token: the session and CSRF
  * refusals, the happy path, and no token string in any response body.
  */
-import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +11,7 @@ import { POST as postCommit } from '@/app/api/gitops/commit/route';
 import { POST as postRebase } from '@/app/api/gitops/rebase/route';
 import { POST as postResolve } from '@/app/api/gitops/resolve/route';
 import { GET as getStatus } from '@/app/api/gitops/status/route';
+import { GET as getSync } from '@/app/api/gitops/sync/route';
 import { POST as postSession } from '@/app/api/session/route';
 import { ConsoleAuth, CSRF_HEADER, setConsoleAuth } from '../console/consoleAuth';
 import { setConsoleContext } from '../console/consoleContext';
@@ -30,6 +31,7 @@ const GIT_TOKEN = `tok_${'a1b2c3d4e5f60718'.repeat(2)}`;
 const TOKEN_ENV = 'MESHDECK_GITOPS_ROUTES_TEST_TOKEN';
 
 let tmp: string;
+let meshDirOfTest: string;
 let remote: SmartHttpRemote;
 let drafts: DraftStore;
 /** Every response body the tests read, to look for the token in. */
@@ -66,6 +68,7 @@ beforeAll(async () => {
   await GitRepo.clone(seed.dir, path.join(remote.root, 'mesh.git'), {}, { bare: true });
   const stateDir = path.join(tmp, 'state');
   const meshDir = path.join(tmp, 'mesh');
+  meshDirOfTest = meshDir;
   await cp(EXAMPLE, meshDir, { recursive: true });
   await saveRepositoryConfig(stateDir, {
     format: 1,
@@ -152,5 +155,28 @@ describe('/api/gitops', () => {
       expect(b).not.toContain(TOKEN_ENV);
       expect(b).not.toContain(Buffer.from(`${USER}:${GIT_TOKEN}`).toString('base64'));
     }
+  });
+
+  it('sync: what runs against the base branch, object by object, with the fields that differ', async () => {
+    const same = await read(await getSync(req('GET', '/api/gitops/sync')));
+    expect(same.status).toBe(200);
+    expect(same.json).toMatchObject({ baseBranch: 'main', counts: { modified: 0, missing: 0, extra: 0 } });
+    expect((same.json.counts as { synced: number }).synced).toBeGreaterThan(5);
+    expect(same.json.commit).toMatch(/^[0-9a-f]{40}$/);
+    // Someone changes what runs (an editor, an apply): the object and its field are named.
+    const meshYaml = path.join(meshDirOfTest, 'mesh.yaml');
+    await writeFile(meshYaml, (await readFile(meshYaml, 'utf8')).replace('port: 8888', 'port: 8890'));
+    const drift = await read(await getSync(req('GET', '/api/gitops/sync')));
+    expect(drift.json.counts).toMatchObject({ modified: 1, missing: 0, extra: 0 });
+    expect((drift.json.entries as unknown[])[0]).toMatchObject({
+      key: 'VirtualService/default/transcoder-vsvc',
+      state: 'modified',
+      fields: [{ path: 'spec.websocket.port', before: 8888, after: 8890 }],
+    });
+    const foreign = await getSync(
+      new Request(`${BASE}/api/gitops/sync`, { headers: { origin: 'https://evil.example' } }),
+    );
+    expect(foreign.status).toBe(403);
+    for (const b of bodies) expect(b).not.toContain(GIT_TOKEN);
   });
 });

@@ -9,7 +9,7 @@
 import { CRD_GROUP, CRD_VERSION, crdPlural, MESH_CRD_KINDS, type MeshCrdKind } from '@/lib/kube/crds';
 import { type FileMap, type ManifestObject, parseFiles } from '@/lib/gitops/manifestObjects';
 import type { ActingUser, ClusterClient, ClusterResponse } from './clusterClient';
-import { type FieldChange, objectDiff } from './clusterApplyDiff';
+import { type FieldChange, objectDiff } from '@/lib/kube/objectDiff';
 
 /** The field manager of every apply the console makes (and the mark of objects it may prune). */
 export const FIELD_MANAGER = 'meshdeck';
@@ -71,7 +71,7 @@ export interface ObjectPlan {
   live: Record<string, unknown> | null;
   /** What the API server answered for the dry-run apply (null for deletes, errors, conflicts, skips). */
   result: Record<string, unknown> | null;
-  /** live -> result, bookkeeping fields ignored (see clusterApplyDiff). */
+  /** live -> result, bookkeeping fields ignored (see lib/kube/objectDiff). */
   diff: FieldChange[];
   error?: ApiProblem;
   conflicts: FieldConflict[];

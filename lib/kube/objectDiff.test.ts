@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { objectDiff } from './clusterApplyDiff';
+import { objectDiff } from './objectDiff';
 
 const live = {
   apiVersion: 'msm.l7mp.io/v1',

@@ -19,6 +19,7 @@ import { DiagnosticsList } from './DiagnosticsList';
 import { DraftIdContext, draftIdFromLocation, DraftIdKnownContext, MAIN_DRAFT_ID } from './draftId';
 import { DiskDriftDialog } from './DiskDriftDialog';
 import { HistoryDialog } from './HistoryDialog';
+import { LiveSyncDialog } from './LiveSyncDialog';
 import { ImportDialog } from './ImportDialog';
 import { Inspector } from './Inspector';
 import { MeshCanvas, type MeshCanvasProps } from './MeshCanvas';
@@ -134,7 +135,7 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
   const [nodeFocus, setNodeFocus] = useState<{ nodeId: string; seq: number } | undefined>();
   const [fieldFocus, setFieldFocus] = useState<{ path: string; seq: number } | undefined>();
   const [reveal, setReveal] = useState<{ file: string; line: number; seq: number } | undefined>();
-  const [dialog, setDialog] = useState<'import' | 'help' | 'history' | 'disk' | undefined>();
+  const [dialog, setDialog] = useState<'import' | 'help' | 'history' | 'disk' | 'sync' | undefined>();
   /** The apply the history shows (undefined: the newest). */
   const [historyId, setHistoryId] = useState<number | undefined>();
   const openHistory = useCallback((id?: number) => {
@@ -487,6 +488,7 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
           onTheme={setTheme}
           onHelp={() => setDialog('help')}
           onHistory={() => openHistory()}
+          onLiveSync={() => setDialog('sync')}
           diskDrift={drift ? { files: drift.changed, onOpen: () => setDialog('disk') } : undefined}
           onResolveConflict={draft.resolveConflict}
           draftId={draftId}
@@ -668,6 +670,17 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
           onClose={() => setDialog(undefined)}
         />
       ) : null}
+      <LiveSyncDialog
+        open={dialog === 'sync'}
+        onClose={() => setDialog(undefined)}
+        canWrite={session.status === 'signed-in' && draft.save.state !== 'local'}
+        onOpenDraft={stableSwitchDraft}
+        onFocus={(key) => {
+          setDialog(undefined);
+          if (compilation.model.byKey.has(key)) pickNode(key);
+          else setToast(`${key} is not in this draft.`);
+        }}
+      />
       <HistoryDialog
         open={dialog === 'history'}
         selectedId={historyId}

@@ -6,6 +6,7 @@ import type { ApplyState } from './ApplyPanel';
 import { withDraft } from './draftId';
 import { DraftSwitcher } from './DraftSwitcher';
 import { GitOpsPanel } from './GitOpsPanel';
+import { LiveSyncChip } from './LiveSyncDialog';
 import { SessionUser } from './SessionUser';
 import type { SessionState } from './useSession';
 import type { SaveStatus } from './useConsoleDraft';
@@ -32,6 +33,8 @@ export interface ToolbarProps {
   onHelp(): void;
   /** Opens the apply history (local mesh and cluster applies); absent where there is none. */
   onHistory?(): void;
+  /** Opens "What runs vs. Git"; the chip shows only where the server has a GitOps repository. */
+  onLiveSync?(): void;
   /** The mesh directory changed on disk since the draft started: the files, and opening the review. */
   diskDrift?: { files: string[]; onOpen(): void };
   onResolveConflict(choice: 'mine' | 'theirs'): void;
@@ -188,6 +191,7 @@ export function Toolbar(p: ToolbarProps) {
         </span>
       ) : null}
       <span className="toolbar__spacer" />
+      {p.onLiveSync ? <LiveSyncChip onOpen={p.onLiveSync} /> : null}
       <span className={`live-dot live-dot--${p.connection}`} role="status" data-testid="live-status">
         {p.connection === 'open'
           ? 'live'

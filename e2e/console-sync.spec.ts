@@ -1,0 +1,97 @@
+/**
+ * "What runs vs. Git" on the real server (scripts/e2e-server.sh: seed Example 1 on real l7mp proxies, the
+ * local default GitOps repository): someone changes the transcoder's port on the repository's main
+ * branch; the toolbar's chip, compared again, says what runs is out of sync, and the dialog names the
+ * object and the field with both values; "Open Git's version as a draft" opens a new draft holding Git's
+ * port. Other specs share this server and its repository, so everything here is relative to what they
+ * left, and main is put back at the end.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect, test } from '@playwright/test';
+import { guardPage, openConsole, SHOTS } from './consoleHelpers';
+
+const TRANSCODER_VS = 'VirtualService/default/transcoder-vsvc';
+
+guardPage();
+test.setTimeout(120_000);
+
+/** Commits `edit` of seed Example 1's mesh.yaml to main of the repository at `remoteGit`, as someone else. */
+function commitOnMain(remoteGit: string, message: string, edit: (text: string) => string): void {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'md-e2e-sync-'));
+  const env = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: dir, LC_ALL: 'C' };
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, env, encoding: 'utf8' });
+  try {
+    git('clone', '--quiet', remoteGit, 'w');
+    const file = path.join(dir, 'w', 'examples', 'seed-example-1', 'mesh.yaml');
+    writeFileSync(file, edit(readFileSync(file, 'utf8')));
+    const w = (...args: string[]) =>
+      execFileSync('git', ['-C', path.join(dir, 'w'), ...args], { env, encoding: 'utf8' });
+    w('-c', 'user.name=Carol', '-c', 'user.email=carol@example.com', 'commit', '-qam', message);
+    w('push', '--quiet', 'origin', 'main');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test("the chip says what runs is no longer Git's, the dialog names the field, and Git's version opens as a draft", async ({
+  page,
+}) => {
+  await openConsole(page, TRANSCODER_VS);
+  const chip = page.getByTestId('live-sync');
+  await expect(chip).toHaveText(/^Git: /);
+  const status = await page.evaluate(async () => (await fetch('/api/gitops/status')).json());
+  const remoteGit = (status as { repository: { source: { path?: string } } }).repository.source.path;
+  expect(remoteGit).toMatch(/remote\.git$/);
+  const running = await page.evaluate(async () => (await fetch('/api/gitops/sync')).json());
+  const before = (running as { counts: { modified: number } }).counts.modified;
+
+  commitOnMain(remoteGit!, 'transcoder on 8899', (t) => {
+    expect(t.match(/port: 8888/g)).toHaveLength(1);
+    return t.replace('port: 8888', 'port: 8899');
+  });
+  try {
+    await chip.click();
+    const dialog = page.getByTestId('live-sync-dialog');
+    await expect(dialog).toBeVisible();
+    await dialog.getByTestId('live-sync-refresh').click();
+    await expect(dialog.getByTestId('live-sync-counts')).toContainText(`${before + 1} differ`);
+    const row = dialog
+      .getByTestId('live-sync-row')
+      .filter({ hasText: 'VirtualService default/transcoder-vsvc' });
+    await expect(row).toContainText('differs from Git');
+    await expect(row).toContainText('spec.websocket.port: 8899 (Git) → 8888 (running)');
+    // Paths are relative to the repository's mesh directory (the dialog's head names it).
+    await expect(row).toContainText(/Git: mesh.yaml:\d+ · running: mesh.yaml:\d+/);
+    await expect(dialog).toContainText('directory examples/seed-example-1');
+    await page.screenshot({ path: `${SHOTS}/console-live-sync.png` });
+
+    // The chip agrees once the dialog closes.
+    await dialog.getByRole('button', { name: 'Close' }).click();
+    await expect(chip).toHaveText(/^Git: \d+ out of sync$/);
+    await expect(chip).toHaveClass(/sync-chip--drift/);
+
+    // Git's version, as a new draft: the transcoder on 8899 there, the running mesh untouched.
+    await chip.click();
+    await dialog.getByTestId('live-sync-open-git').click();
+    await expect(page).toHaveURL(/[?&]draft=/);
+    await expect(page.getByTestId(`node-${TRANSCODER_VS}`)).toContainText(':8899');
+    const draftId = new URL(page.url()).searchParams.get('draft')!;
+    const drafts = await page.evaluate(async () => (await fetch('/api/drafts')).json());
+    expect(JSON.stringify(drafts)).toMatch(/"name":"Git main @ [0-9a-f]{7}"/);
+    // Clean up: the draft, then main as it was.
+    const deleted = await page.evaluate(async (id) => {
+      const s = (await (await fetch('/api/session')).json()) as { csrfToken: string };
+      const r = await fetch(`/api/drafts/${encodeURIComponent(id)}`, {
+        method: 'DELETE',
+        headers: { 'x-csrf-token': s.csrfToken },
+      });
+      return r.status;
+    }, draftId);
+    expect(deleted).toBe(200);
+  } finally {
+    commitOnMain(remoteGit!, 'transcoder back on 8888', (t) => t.replace('port: 8899', 'port: 8888'));
+  }
+});

@@ -40,20 +40,28 @@ test("the chip says what runs is no longer Git's, the dialog names the field, an
   page,
 }) => {
   await openConsole(page, TRANSCODER_VS);
-  const chip = page.getByTestId('live-sync');
-  await expect(chip).toHaveText(/^Git: /);
   const status = await page.evaluate(async () => (await fetch('/api/gitops/status')).json());
   const remoteGit = (status as { repository: { source: { path?: string } } }).repository.source.path;
   expect(remoteGit).toMatch(/remote\.git$/);
   const running = await page.evaluate(async () => (await fetch('/api/gitops/sync')).json());
-  const before = (running as { counts: { modified: number } }).counts.modified;
+  const counts = (running as { counts: { modified: number; missing: number; extra: number } }).counts;
+  const before = counts.modified;
+  const outBefore = counts.modified + counts.missing + counts.extra;
+  // The chip shows only when something is out of sync (other specs may have moved main already).
+  const chip = page.getByTestId('live-sync');
+  await expect(chip).toHaveCount(outBefore > 0 ? 1 : 0);
 
   commitOnMain(remoteGit!, 'transcoder on 8899', (t) => {
     expect(t.match(/port: 8888/g)).toHaveLength(1);
     return t.replace('port: 8888', 'port: 8899');
   });
   try {
-    await chip.click();
+    // The Commit / PR panel says where what runs stands, and leads to the detail.
+    await page.getByTestId('gitops-open').click();
+    const line = page.getByTestId('gitops-live-sync');
+    await expect(line).toContainText(/^What runs: (in sync with main|\d+ objects? out of sync with main)/);
+    await line.getByRole('button', { name: 'What runs vs. Git' }).click();
+    await expect(page.getByTestId('gitops-panel')).not.toBeVisible();
     const dialog = page.getByTestId('live-sync-dialog');
     await expect(dialog).toBeVisible();
     await dialog.getByTestId('live-sync-refresh').click();
@@ -70,8 +78,9 @@ test("the chip says what runs is no longer Git's, the dialog names the field, an
 
     // The chip agrees once the dialog closes.
     await dialog.getByRole('button', { name: 'Close' }).click();
-    await expect(chip).toHaveText(/^Git: \d+ out of sync$/);
+    await expect(chip).toHaveText(`Git: ${outBefore + 1} out of sync`);
     await expect(chip).toHaveClass(/sync-chip--drift/);
+    await page.screenshot({ path: `${SHOTS}/console-live-sync-chip.png` });
 
     // Git's version, as a new draft: the transcoder on 8899 there, the running mesh untouched.
     await chip.click();

@@ -8,9 +8,10 @@ import type {
   GitOpsStatus,
   RebaseAnswer,
 } from '@/server/gitops/GitOpsService';
-import { ApiError, apiFetch } from './api';
+import { ApiError, apiFetch, errorMessage } from './api';
 import { Dialog } from './Dialog';
 import { useDraftId, withDraft } from './draftId';
+import { outOfSync, useLiveSync } from './LiveSyncDialog';
 import './gitopsPanel.css';
 
 export interface GitOpsPanelProps {
@@ -22,6 +23,8 @@ export interface GitOpsPanelProps {
   draftRevision: number | undefined;
   /** A rebase replaced the draft on the server: the console loads it again (no page reload). */
   onDraftReplaced?(): void;
+  /** Opens "What runs vs. Git" (the panel says whether what runs is what the base branch says). */
+  onLiveSync?(): void;
 }
 
 type Busy = 'status' | 'rebase' | 'resolve' | 'commit' | undefined;
@@ -131,6 +134,7 @@ export function GitOpsPanel(p: GitOpsPanelProps) {
             {status.forge ? ` · pull requests on ${status.repository.provider?.kind}` : ' · no forge (local)'}
           </p>
         ) : null}
+        {p.onLiveSync ? <LiveSyncLine onOpen={p.onLiveSync} /> : null}
         {p.draftRevision === undefined ? <p className="gitops__muted">Saving the draft…</p> : null}
         {busy === 'status' && !status ? <p className="gitops__muted">Reading the repository…</p> : null}
         {status?.fetchError ? (
@@ -336,6 +340,28 @@ export function GitOpsPanel(p: GitOpsPanelProps) {
         ) : null}
       </div>
     </Dialog>
+  );
+}
+
+/** One line: whether what runs is what the base branch says, and the way to the detail. */
+function LiveSyncLine(p: { onOpen(): void }) {
+  const q = useLiveSync();
+  if (q.data === null) return null;
+  const n = q.data ? outOfSync(q.data) : undefined;
+  return (
+    <p className="gitops__muted" data-testid="gitops-live-sync">
+      What runs:{' '}
+      {q.isError
+        ? `not compared with Git (${errorMessage(q.error)})`
+        : n === undefined
+          ? 'comparing with Git…'
+          : n === 0
+            ? `in sync with ${q.data!.baseBranch}`
+            : `${n} object${n === 1 ? '' : 's'} out of sync with ${q.data!.baseBranch}`}{' '}
+      <button type="button" className="link-button" onClick={p.onOpen}>
+        What runs vs. Git
+      </button>
+    </p>
   );
 }
 

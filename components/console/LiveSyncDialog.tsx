@@ -11,8 +11,8 @@ import './liveSync.css';
 
 export const liveSyncKey = ['gitops-sync'] as const;
 
-/** How often the toolbar's chip compares again (each time a fetch of the repository). */
-const REFRESH_MS = 60_000;
+/** How often the toolbar's chip compares again (each a fetch of the repository; Argo CD polls every 3 min). */
+const REFRESH_MS = 120_000;
 
 /** What runs against the GitOps base branch; null when this server has no GitOps repository. */
 export function useLiveSync() {
@@ -44,24 +44,25 @@ export function outOfSync(s: LiveSyncStatus): number {
   return s.counts.modified + s.counts.missing + s.counts.extra + s.unreadable.length;
 }
 
-/** The toolbar's chip: whether what runs is what Git's base branch says; opens the dialog. */
+/**
+ * The toolbar's chip, shown only when what runs is not what Git's base branch says (or the comparison
+ * fails), like "Changed on disk": the toolbar has no room to spare at 1280 px, and a calm toolbar says
+ * "nothing to see". The Commit / PR panel says "in sync" and opens the dialog either way.
+ */
 export function LiveSyncChip(p: { onOpen(): void }) {
   const q = useLiveSync();
-  if (q.data === null || (q.isPending && !q.isError)) return null;
   const s = q.data;
   const n = s ? outOfSync(s) : 0;
-  const state = q.isError ? 'error' : n > 0 ? 'drift' : 'synced';
-  const label = q.isError ? 'Git: ?' : n > 0 ? `Git: ${n} out of sync` : 'Git: in sync';
+  if (!q.isError && n === 0) return null;
+  const label = q.isError ? 'Git: not compared' : `Git: ${n} out of sync`;
   const title = q.isError
-    ? `Could not compare with Git: ${errorMessage(q.error)}`
-    : s
-      ? `What runs against ${s.baseBranch} @ ${s.commit.slice(0, 7)}${s.fetchError ? ' (the fetch failed: the last known tip)' : ''}: ` +
-        `${s.counts.synced} in sync, ${s.counts.modified} differ, ${s.counts.missing} not running, ${s.counts.extra} not in Git`
-      : '';
+    ? `Could not compare what runs with Git: ${errorMessage(q.error)}`
+    : `What runs against ${s!.baseBranch} @ ${s!.commit.slice(0, 7)}${s!.fetchError ? ' (the fetch failed: the last known tip)' : ''}: ` +
+      `${s!.counts.synced} in sync, ${s!.counts.modified} differ, ${s!.counts.missing} not running, ${s!.counts.extra} not in Git`;
   return (
     <button
       type="button"
-      className={`sync-chip sync-chip--${state}`}
+      className={`sync-chip sync-chip--${q.isError ? 'error' : 'drift'}`}
       onClick={p.onOpen}
       title={title}
       data-testid="live-sync"

@@ -33,7 +33,7 @@ export interface ToolbarProps {
   onHelp(): void;
   /** Opens the apply history (local mesh and cluster applies); absent where there is none. */
   onHistory?(): void;
-  /** Opens "What runs vs. Git"; the chip shows only where the server has a GitOps repository. */
+  /** Opens "What runs vs. Git"; its chip shows only when what runs is out of sync with Git. */
   onLiveSync?(): void;
   /** The mesh directory changed on disk since the draft started: the files, and opening the review. */
   diskDrift?: { files: string[]; onOpen(): void };
@@ -154,6 +154,14 @@ export function Toolbar(p: ToolbarProps) {
         canWrite={p.session.status === 'signed-in'}
         draftRevision={p.save.state === 'saved' ? p.save.revision : undefined}
         onDraftReplaced={p.onDraftReplaced}
+        {...(p.onLiveSync
+          ? {
+              onLiveSync: () => {
+                setGitops(false);
+                p.onLiveSync!();
+              },
+            }
+          : {})}
       />
       <span
         className={`save-status save-status--${p.save.state}`}

@@ -65,4 +65,14 @@ test('/metrics: the local mesh in Prometheus text, without a session, and no sec
   expect(samples(text, 'meshdeck_xds_streams')).toEqual([]);
   expect(text).not.toContain('e2e-token');
   expect((await request.post('/metrics', { data: 'x' })).status()).toBe(405);
+  // What runs against the local GitOps repository, compared 10 s after the start and then periodically
+  // (other specs may have moved main: the counts are theirs to say, the series must be there).
+  await expect
+    .poll(async () => sample(await (await request.get('/metrics')).text(), 'meshdeck_gitops_compare_ok'), {
+      timeout: 30_000,
+    })
+    .toBe(1);
+  const git = samples(await (await request.get('/metrics')).text(), 'meshdeck_gitops_objects');
+  expect(git.map((s) => s.labels.state).sort()).toEqual(['extra', 'missing', 'modified', 'synced']);
+  expect(git.find((s) => s.labels.state === 'synced')!.value).toBeGreaterThan(0);
 });

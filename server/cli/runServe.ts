@@ -59,6 +59,10 @@ export async function runServe(cmd: Extract<CliCommand, { command: 'serve' }>, i
     await cp.stop();
     throw new CliError(`serve: cannot set up the console: ${e.message}`, ExitCode.usage);
   });
+  if (served.gitSync) {
+    const watcher = served.gitSync;
+    metrics.setSources({ gitSync: () => watcher.last });
+  }
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;

@@ -8,6 +8,7 @@ import { getConsoleContext } from './consoleContext';
 import {
   consoleUrl,
   findConsoleToken,
+  gitSyncEveryMs,
   resolveConsoleToken,
   runtimeFile,
   SERVER_LAYOUT_LATER_ENV,
@@ -51,6 +52,17 @@ describe('serverLayoutOptions', () => {
     expect(serverLayoutOptions({ [SERVER_LAYOUT_LATER_ENV]: '0' })).toEqual({ laterMs: 0 });
     for (const bad of ['', ' ', 'soon', '-5', 'Infinity']) {
       expect(serverLayoutOptions({ [SERVER_LAYOUT_LATER_ENV]: bad })).toEqual({});
+    }
+  });
+});
+
+describe('gitSyncEveryMs', () => {
+  it('is MESHDECK_GIT_SYNC_INTERVAL_S in ms (0: off), 180 s when unset or unusable', () => {
+    expect(gitSyncEveryMs({})).toBe(180_000);
+    expect(gitSyncEveryMs({ MESHDECK_GIT_SYNC_INTERVAL_S: '30' })).toBe(30_000);
+    expect(gitSyncEveryMs({ MESHDECK_GIT_SYNC_INTERVAL_S: '0' })).toBe(0);
+    for (const bad of ['', ' ', 'often', '-1', 'Infinity']) {
+      expect(gitSyncEveryMs({ MESHDECK_GIT_SYNC_INTERVAL_S: bad })).toBe(180_000);
     }
   });
 });

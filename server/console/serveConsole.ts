@@ -14,6 +14,8 @@ import {
 } from './consoleAuth';
 import { ApplyHistory } from './ApplyHistory';
 import { GitOpsService } from '../gitops/GitOpsService';
+import { GitSyncWatcher } from '../gitops/GitSyncWatcher';
+import { getClusterContext } from '../kube/clusterContext';
 import { setConsoleContext } from './consoleContext';
 import { DraftLayouts } from './DraftLayouts';
 import { DraftRegistry } from './DraftRegistry';
@@ -57,6 +59,13 @@ export function consoleUrl(host: string, port: number, token: string): string {
   return `http://${urlHost(host)}:${port}/?token=${token}`;
 }
 
+/** $MESHDECK_GIT_SYNC_INTERVAL_S in ms (0 turns the comparison off); 180 s when unset or not a number. */
+export function gitSyncEveryMs(env: Readonly<Record<string, string | undefined>>): number {
+  const v = env.MESHDECK_GIT_SYNC_INTERVAL_S;
+  const n = v === undefined || v.trim() === '' ? NaN : Number(v);
+  return Number.isFinite(n) && n >= 0 ? Math.round(n * 1000) : 180_000;
+}
+
 /** Where `meshdeck serve` on `port` keeps its runtime file. */
 export function runtimeFile(stateDir: string, port: number): string {
   return path.join(stateDir, 'console', `serve-${port}.json`);
@@ -75,11 +84,18 @@ export interface ServeConsoleOptions {
   /** Sign-in with an OpenID Provider besides (or, when its config says so, instead of) the token. */
   oidc?: OidcSignIn;
   logger?: Pick<Console, 'warn'>;
+  /**
+   * How often what runs is compared with the GitOps base branch for the metrics (ms; 0: never). Default
+   * $MESHDECK_GIT_SYNC_INTERVAL_S seconds, else 180 (Argo CD's default poll).
+   */
+  gitSyncEveryMs?: number;
 }
 
 export interface ServedConsole {
   /** The console URL with the token (print it once, never log it). */
   url: string;
+  /** The periodic comparison with Git (for the metrics); absent when turned off. */
+  gitSync?: GitSyncWatcher;
   /** Removes the runtime file and the process-wide console state. */
   dispose(): Promise<void>;
 }
@@ -128,12 +144,27 @@ export async function serveConsole(o: ServeConsoleOptions): Promise<ServedConsol
     applies,
     ...(layouts ? { layouts } : {}),
   });
+  const everyMs = o.gitSyncEveryMs ?? gitSyncEveryMs(process.env);
+  const gitSync =
+    everyMs > 0
+      ? new GitSyncWatcher({
+          gitops,
+          meshDir: drafts.meshDir,
+          // Kubernetes mode: the mesh kinds only (the cluster's Pods are not in Git).
+          kinds: () => getClusterContext()?.applyKinds,
+          everyMs,
+          logger: o.logger ?? console,
+        })
+      : undefined;
+  gitSync?.start();
   const url = consoleUrl(wildcard ? '127.0.0.1' : o.host, o.port, o.token);
   const file = runtimeFile(o.stateDir, o.port);
   await writeFileAtomic(file, `${JSON.stringify({ url, token: o.token, pid: process.pid })}\n`, 0o600);
   return {
     url,
+    ...(gitSync ? { gitSync } : {}),
     dispose: async () => {
+      await gitSync?.stop();
       setConsoleAuth(undefined);
       setOidcSignIn(undefined);
       setConsoleContext(undefined);

@@ -201,6 +201,10 @@ export async function runKubeServe(
       localMesh: false,
     });
     consoleParts = { served, mirror, view };
+    if (served.gitSync) {
+      const watcher = served.gitSync;
+      metrics.setSources({ gitSync: () => watcher.last });
+    }
     try {
       await startConsoleHttp(cmd.host, cmd.port, metrics);
     } catch (e) {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { L7mpApiError, L7mpUnreachableError } from '../l7mp/L7mpRestClient';
 import type { ProxySyncState } from '../l7mp/Reconciler';
+import type { GitSyncSnapshot } from '../gitops/GitSyncWatcher';
 import { MeshMetrics } from './MeshMetrics';
 import { sample, samples } from './testing/promText';
 
@@ -152,6 +153,30 @@ describe('MeshMetrics', () => {
     const local = new MeshMetrics({ version: '0', mode: 'local', processMetrics: false });
     local.admitted('denied', 'Route', 'CREATE');
     expect(await text(local)).not.toContain(name);
+  });
+
+  it('says whether what runs is what Git says, from the last comparison', async () => {
+    const m = new MeshMetrics({ version: '0', mode: 'local', processMetrics: false });
+    expect(await text(m)).not.toMatch(/^meshdeck_gitops_objects\{/m);
+    let last: GitSyncSnapshot | undefined = {
+      at: 1_700_000_000_000,
+      ok: true,
+      counts: { synced: 7, modified: 1, missing: 0, extra: 2 },
+      fetchFailed: false,
+    };
+    m.setSources({ gitSync: () => last });
+    let body = await text(m);
+    expect(sample(body, 'meshdeck_gitops_objects', { state: 'modified' })).toBe(1);
+    expect(sample(body, 'meshdeck_gitops_objects', { state: 'extra' })).toBe(2);
+    expect(sample(body, 'meshdeck_gitops_compare_ok')).toBe(1);
+    expect(sample(body, 'meshdeck_gitops_compare_timestamp_seconds')).toBe(1_700_000_000);
+    // A failed fetch still compares (with the last tip), but is not ok; a failure keeps no counts.
+    last = { ...last, fetchFailed: true };
+    expect(sample(await text(m), 'meshdeck_gitops_compare_ok')).toBe(0);
+    last = { at: 1_700_000_100_000, ok: false, error: 'no repository' };
+    body = await text(m);
+    expect(sample(body, 'meshdeck_gitops_compare_ok')).toBe(0);
+    expect(sample(body, 'meshdeck_gitops_objects', { state: 'modified' })).toBeUndefined();
   });
 
   it('times reloads and counts them by result, passing the outcome through', async () => {

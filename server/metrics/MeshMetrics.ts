@@ -17,6 +17,7 @@ import type { ProxySyncPhase, ProxySyncState, Reconciler, ReconcileTrigger } fro
 import type { L7mpSupervisor } from '../localMesh/L7mpSupervisor';
 import type { AdsMetricsSink, AdsStreamStats, XdsShortType } from '../xds/AdsServer';
 import type { InformerState } from '../kube/kubeSource';
+import type { GitSyncSnapshot } from '../gitops/GitSyncWatcher';
 import { FixedCounter, FixedHistogram, registerCollected } from './fixedLabelMetrics';
 
 /** Seconds; an l7mp push is tens of REST calls, from ~10 ms to a timeout. */
@@ -42,6 +43,8 @@ export interface MeshMetricsSources {
   leading?: () => boolean | undefined;
   /** Kubernetes mode: each informer's state (kinds are a fixed few). */
   informers?: () => readonly InformerState[];
+  /** The last comparison of what runs with the GitOps base branch. */
+  gitSync?: () => GitSyncSnapshot | undefined;
 }
 
 export interface MeshMetricsOptions {
@@ -211,6 +214,7 @@ export class MeshMetrics {
       labelNames: ['target', 'result'],
       registers,
     });
+    this.gitSyncMetrics();
     if (options.mode === 'kubernetes') this.kubeMetrics();
 
     this.ads = {
@@ -225,6 +229,42 @@ export class MeshMetrics {
   }
 
   /** Kubernetes mode's series: leadership and the informers (see MeshMetricsSources). */
+  private gitSyncMetrics(): void {
+    const registers = [this.registry];
+    const last = () => this.sources.gitSync?.();
+    new Gauge({
+      name: 'meshdeck_gitops_objects',
+      help: 'Objects of what runs against the GitOps base branch at the last comparison, by state (synced, modified, missing = in Git but not running, extra = running but not in Git).',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        // A failed comparison knows no counts: the last ones must not linger.
+        this.reset();
+        const s = last();
+        if (!s?.ok || !s.counts) return;
+        for (const [state, n] of Object.entries(s.counts)) this.set({ state }, n);
+      },
+    });
+    new Gauge({
+      name: 'meshdeck_gitops_compare_ok',
+      help: 'Whether the last comparison with the GitOps base branch worked with a fresh fetch (1) or not (0).',
+      registers,
+      collect() {
+        const s = last();
+        if (s) this.set(s.ok && !s.fetchFailed ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'meshdeck_gitops_compare_timestamp_seconds',
+      help: 'When what runs was last compared with the GitOps base branch (Unix time).',
+      registers,
+      collect() {
+        const s = last();
+        if (s) this.set(s.at / 1000);
+      },
+    });
+  }
+
   private kubeMetrics(): void {
     const registers = [this.registry];
     this.admissions = new Counter({

@@ -1,0 +1,97 @@
+/**
+ * Compares what runs with the GitOps base branch every few minutes (GitOpsService.liveSync), so the
+ * metrics can say when the mesh drifts from Git (`meshdeck_gitops_objects{state}`) without anyone
+ * having the console open: Argo CD's sync status as a series to alert on. One comparison at a time; a
+ * failure is kept (and logged once per distinct message) and the next run tries again.
+ */
+import { readMeshDirContent } from '../console/meshDirFiles';
+import type { SyncState } from '@/lib/gitops/liveSync';
+import type { GitOpsService } from './GitOpsService';
+
+/** The last comparison, for the metrics. */
+export interface GitSyncSnapshot {
+  /** When it ran (ms since the epoch). */
+  at: number;
+  /** It compared (the fetch may still have failed: `fetchFailed`). */
+  ok: boolean;
+  counts?: Record<SyncState, number>;
+  /** Files one side could not read. */
+  unreadable?: number;
+  /** The fetch failed: compared with the last tip the clone knew. */
+  fetchFailed?: boolean;
+  commit?: string;
+  error?: string;
+}
+
+export interface GitSyncWatcherOptions {
+  gitops: Promise<GitOpsService>;
+  /** The mesh directory the console serves (the cluster mirror in Kubernetes mode). */
+  meshDir: string;
+  /** The kinds to compare, read at each run (Kubernetes mode: the mesh kinds); undefined: all. */
+  kinds?: () => readonly string[] | undefined;
+  everyMs: number;
+  /** The first comparison (default 10 s after start: the repository is being opened). */
+  firstAfterMs?: number;
+  logger?: { warn(m: string): void };
+}
+
+/** See the module comment. */
+export class GitSyncWatcher {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+  private lastError: string | undefined;
+  last: GitSyncSnapshot | undefined;
+
+  constructor(private readonly o: GitSyncWatcherOptions) {}
+
+  /** Starts the periodic comparison. */
+  start(): void {
+    this.schedule(this.o.firstAfterMs ?? 10_000);
+  }
+
+  /** Stops it and waits for a comparison in progress. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** Compares now (unless a comparison is running: then waits for that one). */
+  compareNow(): Promise<void> {
+    this.running ??= this.compare().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      void this.compareNow().finally(() => this.schedule(this.o.everyMs));
+    }, ms);
+    this.timer.unref();
+  }
+
+  private async compare(): Promise<void> {
+    const at = Date.now();
+    try {
+      const gitops = await this.o.gitops;
+      const { files } = await readMeshDirContent(this.o.meshDir);
+      const r = await gitops.liveSync(files, this.o.kinds?.());
+      if (!r.ok) throw new Error(r.body.error);
+      this.last = {
+        at,
+        ok: true,
+        counts: r.body.counts,
+        unreadable: r.body.unreadable.length,
+        fetchFailed: r.body.fetchError !== undefined,
+        commit: r.body.commit,
+      };
+      this.lastError = undefined;
+    } catch (e) {
+      const error = (e as Error).message;
+      this.last = { at, ok: false, error };
+      if (error !== this.lastError) this.o.logger?.warn(`meshdeck: comparing with Git failed: ${error}`);
+      this.lastError = error;
+    }
+  }
+}

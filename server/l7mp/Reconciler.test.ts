@@ -315,6 +315,33 @@ describe('Reconciler and proxies that come and go (real l7mp)', { timeout: 60_00
     await waitForState(r, 'x', (s) => s.phase === 'synced', 10_000);
   });
 
+  it('a restart noticed while a push is running is pushed next as a restart (its trigger kept)', async () => {
+    // A push that hangs: the API port accepts and never answers. The restart arrives meanwhile; when the
+    // hung push fails, the forced follow-up is the restart's push (here it fails too: nothing listens).
+    const apiPort = await freePort('tcp');
+    const apiUrl = `http://127.0.0.1:${apiPort}`;
+    const held: import('node:net').Socket[] = [];
+    const blackHole = (await import('node:net')).createServer((sock) => held.push(sock));
+    await new Promise<void>((resolve) => blackHole.listen(apiPort, '127.0.0.1', resolve));
+    const r = reconciler({ requestTimeoutMs: 20_000, backoffBaseMs: 60_000, backoffCapMs: 60_000 });
+    const triggers: string[] = [];
+    r.on('pushed', (_id, result, trigger) => triggers.push(`${trigger}:${result.ok ? 'ok' : 'failed'}`));
+    r.setDesired({ x: { apiUrl, config: mesh(await freePort('udp', GW)) } });
+    const until = async (what: string, ok: () => boolean) => {
+      const deadline = Date.now() + 10_000;
+      while (!ok()) {
+        if (Date.now() > deadline) throw new Error(`${what}: not within 10 s (${triggers.join(', ')})`);
+        await new Promise((res) => setTimeout(res, 10));
+      }
+    };
+    await until('the push connected', () => held.length > 0);
+    r.proxyRestarted('x');
+    for (const sock of held) sock.destroy();
+    blackHole.close();
+    await until('two pushes', () => triggers.length >= 2);
+    expect(triggers).toEqual(['change:failed', 'restart:failed']);
+  });
+
   it('a restarted proxy (and an outside change) is noticed by the drift check and re-pushed', async () => {
     const first = await l7mp();
     const desired = mesh(await freePort('udp', GW));

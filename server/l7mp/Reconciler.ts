@@ -138,6 +138,11 @@ interface Entry {
   dirty: boolean;
   /** Run again as soon as the current reconcile ends, whatever its outcome. */
   force: boolean;
+  /**
+   * What forced the run that follows the running one: a restart noticed mid-push is still a restart
+   * (its push counts as `trigger="restart"` in the metrics), not a generic resync.
+   */
+  forceTrigger?: 'restart' | 'resync';
   running?: Promise<void>;
   abort?: AbortController;
   retryTimer?: unknown;
@@ -381,6 +386,8 @@ export class Reconciler extends EventEmitter<ReconcilerEvents> {
     if (this.stopped) return;
     if (entry.running) {
       entry.force = true;
+      if (trigger === 'restart' || trigger === 'resync')
+        entry.forceTrigger = entry.forceTrigger === 'restart' ? 'restart' : trigger;
       return;
     }
     this.start(entry, trigger);
@@ -409,6 +416,7 @@ export class Reconciler extends EventEmitter<ReconcilerEvents> {
     entry.changed = false;
     entry.dirty = false;
     entry.force = false;
+    delete entry.forceTrigger;
     const version = entry.state.desiredVersion;
     const controller = new AbortController();
     entry.abort = controller;
@@ -519,7 +527,7 @@ export class Reconciler extends EventEmitter<ReconcilerEvents> {
   private followUp(entry: Entry, outcome: Outcome | undefined): void {
     if (this.stopped || entry.removed || outcome === undefined) return;
     if (this.rerunsAtOnce(entry, outcome.ok, outcome.unreachable)) {
-      this.start(entry, entry.force ? 'resync' : 'change');
+      this.start(entry, entry.force ? (entry.forceTrigger ?? 'resync') : 'change');
     }
   }
 

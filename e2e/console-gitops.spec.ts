@@ -4,12 +4,8 @@
  * the one changed object in the panel, committed and pushed to a branch of the local repository; an
  * unsaved-then-saved edit survives a reload and is still the panel's change.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { expect, type Page, test } from '@playwright/test';
-import { guardPage, openConsole, SHOTS } from './consoleHelpers';
+import { commitOnMain, guardPage, openConsole, SHOTS } from './consoleHelpers';
 
 const GATEWAY_VS = 'VirtualService/default/gateway-vsvc';
 
@@ -73,22 +69,10 @@ test('a reload mid-edit finds the draft, and the panel shows its change', async 
 
 /** Someone else's commit on the local repository's main branch: the gateway's port set to `port`. */
 function pushElsewhere(remoteGit: string, port: string): void {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'md-e2e-gitops-'));
-  const env = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: dir, LC_ALL: 'C' };
-  const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, env, encoding: 'utf8' });
-  try {
-    git('clone', '--quiet', remoteGit, 'w');
-    const file = path.join(dir, 'w', 'examples', 'seed-example-1', 'mesh.yaml');
-    const text = readFileSync(file, 'utf8');
+  commitOnMain(remoteGit, `gateway on ${port}`, (text) => {
     expect(text.match(/port: 9001/g)).toHaveLength(1);
-    writeFileSync(file, text.replace('port: 9001', `port: ${port}`));
-    const w = (...args: string[]) =>
-      execFileSync('git', ['-C', path.join(dir, 'w'), ...args], { env, encoding: 'utf8' });
-    w('-c', 'user.name=Bob', '-c', 'user.email=bob@example.com', 'commit', '-qam', `gateway on ${port}`);
-    w('push', '--quiet', 'origin', 'main');
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+    return text.replace('port: 9001', `port: ${port}`);
+  });
 }
 
 test('the base moved while editing: rebase shows the conflict side by side; theirs loads in place, undoable', async ({

@@ -6,35 +6,13 @@
  * port. Other specs share this server and its repository, so everything here is relative to what they
  * left, and main is put back at the end.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { expect, test } from '@playwright/test';
-import { guardPage, openConsole, SHOTS } from './consoleHelpers';
+import { commitOnMain, guardPage, openConsole, SHOTS } from './consoleHelpers';
 
 const TRANSCODER_VS = 'VirtualService/default/transcoder-vsvc';
 
 guardPage();
 test.setTimeout(120_000);
-
-/** Commits `edit` of seed Example 1's mesh.yaml to main of the repository at `remoteGit`, as someone else. */
-function commitOnMain(remoteGit: string, message: string, edit: (text: string) => string): void {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'md-e2e-sync-'));
-  const env = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: dir, LC_ALL: 'C' };
-  const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, env, encoding: 'utf8' });
-  try {
-    git('clone', '--quiet', remoteGit, 'w');
-    const file = path.join(dir, 'w', 'examples', 'seed-example-1', 'mesh.yaml');
-    writeFileSync(file, edit(readFileSync(file, 'utf8')));
-    const w = (...args: string[]) =>
-      execFileSync('git', ['-C', path.join(dir, 'w'), ...args], { env, encoding: 'utf8' });
-    w('-c', 'user.name=Carol', '-c', 'user.email=carol@example.com', 'commit', '-qam', message);
-    w('push', '--quiet', 'origin', 'main');
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 test("the chip says what runs is no longer Git's, the dialog names the field, and Git's version opens as a draft", async ({
   page,

@@ -2,6 +2,10 @@
  * Shared by the console's browser tests that run on scripts/e2e-server.sh (seed Example 1, token
  * e2e-token): sign-in with a fresh draft, and the checks every test ends with.
  */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { expect, type Locator, type Page, test } from '@playwright/test';
 import type { DraftDoc } from '../lib/console/draftDoc';
 
@@ -146,4 +150,22 @@ export async function draftFile(page: Page, file: string): Promise<string> {
     const d = (await (await fetch('/api/draft')).json()) as { draft: { files: Record<string, string> } };
     return d.draft.files[f] ?? '';
   }, file);
+}
+
+/** Commits `edit` of seed Example 1's mesh.yaml to main of the repository at `remoteGit`, as someone else. */
+export function commitOnMain(remoteGit: string, message: string, edit: (text: string) => string): void {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'md-e2e-git-'));
+  const env = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: dir, LC_ALL: 'C' };
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, env, encoding: 'utf8' });
+  try {
+    git('clone', '--quiet', remoteGit, 'w');
+    const file = path.join(dir, 'w', 'examples', 'seed-example-1', 'mesh.yaml');
+    writeFileSync(file, edit(readFileSync(file, 'utf8')));
+    const w = (...args: string[]) =>
+      execFileSync('git', ['-C', path.join(dir, 'w'), ...args], { env, encoding: 'utf8' });
+    w('-c', 'user.name=Carol', '-c', 'user.email=carol@example.com', 'commit', '-qam', message);
+    w('push', '--quiet', 'origin', 'main');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

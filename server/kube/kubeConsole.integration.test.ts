@@ -3,18 +3,21 @@
 // mirror directory); the console's own route handlers dry-run and apply an edit with server-side apply as
 // the signed-in user; the edit reaches the CR, the l7mp proxy, the mirror and the live state. The local
 // apply (POST /api/apply) is refused here: it would only write into the mirror.
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
+import { parseAllDocuments, stringify as stringifyYaml } from 'yaml';
+import { liveSync } from '@/lib/gitops/liveSync';
 import { POST as postLocalApply } from '@/app/api/apply/route';
 import { POST as postApply } from '@/app/api/cluster/apply/route';
 import { POST as postDryRun } from '@/app/api/cluster/dry-run/route';
 import { compileMesh } from '@/lib/engine/compileMesh';
 import { MESH_CRD_KINDS } from '@/lib/kube/kubeSnapshot';
 import { parseManifests } from '@/lib/parse/parseManifests';
+import { convertSeedDialect } from '@/lib/parse/seedDialect';
 import { ConsoleAuth, CSRF_HEADER, SESSION_COOKIE, setConsoleAuth } from '../console/consoleAuth';
 import { setConsoleContext } from '../console/consoleContext';
 import { DraftRegistry } from '../console/DraftRegistry';
@@ -25,7 +28,17 @@ import { setClusterContext } from './clusterContext';
 import { ClusterMirror } from './clusterMirror';
 import { KubeConsole } from './kubeConsole';
 import { KubeControlPlane } from './kubeControlPlane';
-import { applySeed, GROUP, installCrds, live, localizer, NS, type Obj, until } from './replicasTestKit';
+import {
+  applySeed,
+  GOLDEN,
+  GROUP,
+  installCrds,
+  live,
+  localizer,
+  NS,
+  type Obj,
+  until,
+} from './replicasTestKit';
 import { type KubeApiServer, startKubeApiServer } from './testing/kubeApiServer';
 
 const PROXIES: Record<string, { pod: string; goldenIp: string; ip: string }> = {
@@ -172,6 +185,36 @@ describe('the console in Kubernetes mode (real API server, real l7mp)', () => {
       parseManifests(Object.entries(draft.files).map(([p, content]) => ({ path: p, content }))),
     );
     expect(compiled.l7mp.proxies).toEqual(cp.controller.compiled!.l7mp.proxies);
+  });
+
+  it("what runs vs. Git: the cluster's mesh objects, through the API server and the mirror, are what Git holds", async () => {
+    // Git holds what was applied (applySeed: the seed's objects converted, then given this test's
+    // addresses and ports). lib/gitops/liveSync.ts compares values, so the round trip through the API
+    // server (server metadata, status) and the mirror's own layout must leave every mesh object in sync,
+    // and the cluster's Pods out of the comparison. (Git in the seed's dialect: lib/gitops/liveSync.test.ts.)
+    const localize = localizer(
+      Object.fromEntries(Object.values(PROXIES).map((p) => [p.goldenIp, p.ip])),
+      ports,
+    );
+    const golden = readFileSync(path.join(GOLDEN, 'seed-example-2.in.yaml'), 'utf8');
+    const meshDocs = parseAllDocuments(golden)
+      .map((d) => d.toJS() as Obj)
+      .filter((o) => o && /MSM|msm/.test(String(o.apiVersion)))
+      .map((o) => stringifyYaml(localize(convertSeedDialect(o).object)));
+    expect(meshDocs.length).toBe(7);
+    const git = { 'mesh.yaml': `# as applied\n${meshDocs.join('---\n')}` };
+    const s = liveSync(git, await mirrorFiles(), MESH_CRD_KINDS);
+    expect(s.counts).toEqual({ synced: 7, modified: 0, missing: 0, extra: 0 });
+    expect(s.entries.every((e) => e.kind !== 'Pod' && e.kind !== 'Service')).toBe(true);
+    // One field changed in Git: named, with both values.
+    const changed = { 'mesh.yaml': git['mesh.yaml'].replace('num_retries: 3', 'num_retries: 4') };
+    expect(changed['mesh.yaml']).not.toBe(git['mesh.yaml']);
+    const d = liveSync(changed, await mirrorFiles(), MESH_CRD_KINDS);
+    expect(d.counts.modified).toBe(1);
+    expect(d.entries[0]).toMatchObject({
+      key: `Route/${NS}/gateway-route`,
+      fields: [{ path: 'spec.retry.num_retries', before: 4, after: 3 }],
+    });
   });
 
   it('dry-runs and applies an edited draft with server-side apply; the proxy, the mirror and live state follow', async () => {

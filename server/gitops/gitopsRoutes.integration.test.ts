@@ -177,6 +177,14 @@ describe('/api/gitops', () => {
       new Request(`${BASE}/api/gitops/sync`, { headers: { origin: 'https://evil.example' } }),
     );
     expect(foreign.status).toBe(403);
+
+    // The remote is down: still an answer, against the last tip this server fetched, saying so.
+    await remote.stop();
+    const offline = await read(await getSync(req('GET', '/api/gitops/sync')));
+    expect(offline.status).toBe(200);
+    expect(offline.json.commit).toBe(drift.json.commit);
+    expect(offline.json.counts).toMatchObject({ modified: 1 });
+    expect(offline.json.fetchError).toMatchObject({ op: 'fetch' });
     for (const b of bodies) expect(b).not.toContain(GIT_TOKEN);
   });
 });

@@ -21,7 +21,11 @@ test("the chip says what runs is no longer Git's, the dialog names the field, an
   const status = await page.evaluate(async () => (await fetch('/api/gitops/status')).json());
   const remoteGit = (status as { repository: { source: { path?: string } } }).repository.source.path;
   expect(remoteGit).toMatch(/remote\.git$/);
-  const running = await page.evaluate(async () => (await fetch('/api/gitops/sync')).json());
+  // A comparison made now (the server otherwise answers one up to a minute old), then a reload so the
+  // chip starts from it.
+  const running = await page.evaluate(async () => (await fetch('/api/gitops/sync?refresh=1')).json());
+  await page.reload();
+  await expect(page.getByTestId('save-status')).toContainText('Saved');
   const counts = (running as { counts: { modified: number; missing: number; extra: number } }).counts;
   const before = counts.modified;
   const outBefore = counts.modified + counts.missing + counts.extra;

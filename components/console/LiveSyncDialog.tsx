@@ -87,6 +87,19 @@ export function LiveSyncDialog(p: {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string>();
   const s = q.data ?? undefined;
+  const [comparing, setComparing] = useState(false);
+  // The server answers its last comparison while fresh; this one fetches and compares now.
+  const compareNow = async () => {
+    setComparing(true);
+    setError(undefined);
+    try {
+      queryClient.setQueryData(liveSyncKey, await apiFetch<LiveSyncStatus>('/api/gitops/sync?refresh=1'));
+    } catch (e) {
+      setError(errorMessage(e));
+    } finally {
+      setComparing(false);
+    }
+  };
   const openGitDraft = async () => {
     if (!s) return;
     setBusy(true);
@@ -138,11 +151,11 @@ export function LiveSyncDialog(p: {
           <span className="button-row">
             <button
               type="button"
-              onClick={() => void q.refetch()}
-              disabled={q.isFetching}
+              onClick={() => void compareNow()}
+              disabled={q.isFetching || comparing}
               data-testid="live-sync-refresh"
             >
-              {q.isFetching ? 'Comparing…' : 'Compare again'}
+              {q.isFetching || comparing ? 'Comparing…' : 'Compare again'}
             </button>
             {s && outOfSync(s) > 0 ? (
               <button

@@ -1,4 +1,5 @@
 import type { GitOpsService } from '../gitops/GitOpsService';
+import type { GitSyncWatcher } from '../gitops/GitSyncWatcher';
 import type { ApplyHistory } from './ApplyHistory';
 import type { DraftLayouts } from './DraftLayouts';
 import type { DraftRegistry } from './DraftRegistry';
@@ -15,6 +16,8 @@ export interface ConsoleContext {
   layouts?: DraftLayouts;
   /** The apply history of the local mesh or the cluster (GET /api/applies). */
   applies?: ApplyHistory;
+  /** The periodic comparison of what runs with Git (GET /api/gitops/sync answers a fresh one). */
+  gitSync?: GitSyncWatcher;
 }
 
 const slot = processSlot<ConsoleContext>('console');

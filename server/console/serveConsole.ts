@@ -137,13 +137,6 @@ export async function serveConsole(o: ServeConsoleOptions): Promise<ServedConsol
     dir: path.join(o.stateDir, 'console', 'applies'),
     ...(o.logger ? { logger: o.logger } : {}),
   });
-  setConsoleContext({
-    drafts,
-    examplesDir: o.examplesDir,
-    gitops,
-    applies,
-    ...(layouts ? { layouts } : {}),
-  });
   const everyMs = o.gitSyncEveryMs ?? gitSyncEveryMs(process.env);
   const gitSync =
     everyMs > 0
@@ -157,6 +150,14 @@ export async function serveConsole(o: ServeConsoleOptions): Promise<ServedConsol
         })
       : undefined;
   gitSync?.start();
+  setConsoleContext({
+    drafts,
+    examplesDir: o.examplesDir,
+    gitops,
+    applies,
+    ...(layouts ? { layouts } : {}),
+    ...(gitSync ? { gitSync } : {}),
+  });
   const url = consoleUrl(wildcard ? '127.0.0.1' : o.host, o.port, o.token);
   const file = runtimeFile(o.stateDir, o.port);
   await writeFileAtomic(file, `${JSON.stringify({ url, token: o.token, pid: process.pid })}\n`, 0o600);

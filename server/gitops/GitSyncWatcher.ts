@@ -6,7 +6,7 @@
  */
 import { readMeshDirContent } from '../console/meshDirFiles';
 import type { SyncState } from '@/lib/gitops/liveSync';
-import type { GitOpsService } from './GitOpsService';
+import type { GitOpsService, LiveSyncStatus } from './GitOpsService';
 
 /** The last comparison, for the metrics. */
 export interface GitSyncSnapshot {
@@ -41,6 +41,8 @@ export class GitSyncWatcher {
   private running: Promise<void> | undefined;
   private stopped = false;
   private lastError: string | undefined;
+  /** The last successful comparison in full, with when it ran (ms since the epoch). */
+  private full: { at: number; status: LiveSyncStatus } | undefined;
   last: GitSyncSnapshot | undefined;
 
   constructor(private readonly o: GitSyncWatcherOptions) {}
@@ -63,6 +65,25 @@ export class GitSyncWatcher {
     return this.running;
   }
 
+  /** The last comparison if it is at most `maxAgeMs` old (GET /api/gitops/sync answers it). */
+  fresh(maxAgeMs: number): LiveSyncStatus | undefined {
+    return this.full && Date.now() - this.full.at <= maxAgeMs ? this.full.status : undefined;
+  }
+
+  /** Takes a comparison made elsewhere (the route's, on request) as the latest. */
+  record(status: LiveSyncStatus, at = Date.now()): void {
+    this.full = { at, status };
+    this.last = {
+      at,
+      ok: true,
+      counts: status.counts,
+      unreadable: status.unreadable.length,
+      fetchFailed: status.fetchError !== undefined,
+      commit: status.commit,
+    };
+    this.lastError = undefined;
+  }
+
   private schedule(ms: number): void {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
@@ -78,15 +99,7 @@ export class GitSyncWatcher {
       const { files } = await readMeshDirContent(this.o.meshDir);
       const r = await gitops.liveSync(files, this.o.kinds?.());
       if (!r.ok) throw new Error(r.body.error);
-      this.last = {
-        at,
-        ok: true,
-        counts: r.body.counts,
-        unreadable: r.body.unreadable.length,
-        fetchFailed: r.body.fetchError !== undefined,
-        commit: r.body.commit,
-      };
-      this.lastError = undefined;
+      this.record(r.body, at);
     } catch (e) {
       const error = (e as Error).message;
       this.last = { at, ok: false, error };

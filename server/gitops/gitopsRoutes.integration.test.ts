@@ -14,7 +14,8 @@ import { GET as getStatus } from '@/app/api/gitops/status/route';
 import { GET as getSync } from '@/app/api/gitops/sync/route';
 import { POST as postSession } from '@/app/api/session/route';
 import { ConsoleAuth, CSRF_HEADER, setConsoleAuth } from '../console/consoleAuth';
-import { setConsoleContext } from '../console/consoleContext';
+import { type ConsoleContext, setConsoleContext } from '../console/consoleContext';
+import { GitSyncWatcher } from './GitSyncWatcher';
 import { DraftRegistry } from '../console/DraftRegistry';
 import type { DraftStore } from '../console/DraftStore';
 import { GitOpsService } from './GitOpsService';
@@ -32,6 +33,7 @@ const TOKEN_ENV = 'MESHDECK_GITOPS_ROUTES_TEST_TOKEN';
 
 let tmp: string;
 let meshDirOfTest: string;
+let baseContext: ConsoleContext;
 let remote: SmartHttpRemote;
 let drafts: DraftStore;
 /** Every response body the tests read, to look for the token in. */
@@ -82,11 +84,12 @@ beforeAll(async () => {
   const registry = new DraftRegistry({ meshDir, stateDir, logger: { warn: () => {} } });
   drafts = registry.main;
   setConsoleAuth(new ConsoleAuth(CONSOLE_TOKEN));
-  setConsoleContext({
+  baseContext = {
     drafts: registry,
     examplesDir: path.join(REPO, 'examples'),
     gitops: GitOpsService.start({ stateDir, examplesDir: path.join(REPO, 'examples'), drafts: registry }),
-  });
+  };
+  setConsoleContext(baseContext);
 });
 
 afterAll(async () => {
@@ -177,6 +180,32 @@ describe('/api/gitops', () => {
       new Request(`${BASE}/api/gitops/sync`, { headers: { origin: 'https://evil.example' } }),
     );
     expect(foreign.status).toBe(403);
+
+    // With the server's periodic comparison: a fresh one answers (one fetch for every tab and the
+    // metrics), so a change shows on "Compare again" (?refresh=1), which the metrics then show too.
+    const watcher = new GitSyncWatcher({
+      gitops: baseContext.gitops!,
+      meshDir: meshDirOfTest,
+      everyMs: 3_600_000,
+      firstAfterMs: 3_600_000,
+    });
+    setConsoleContext({ ...baseContext, gitSync: watcher });
+    try {
+      const first = await read(await getSync(req('GET', '/api/gitops/sync')));
+      expect(first.json.counts).toMatchObject({ modified: 1 });
+      expect(watcher.last).toMatchObject({ ok: true, counts: { modified: 1 } });
+      await writeFile(meshYaml, (await readFile(meshYaml, 'utf8')).replace('port: 8890', 'port: 8888'));
+      const cached = await read(await getSync(req('GET', '/api/gitops/sync')));
+      expect(cached.json.at).toBe(first.json.at);
+      expect(cached.json.counts).toMatchObject({ modified: 1 });
+      const now = await read(await getSync(req('GET', '/api/gitops/sync?refresh=1')));
+      expect(now.json.counts).toMatchObject({ modified: 0, missing: 0, extra: 0 });
+      expect(watcher.last).toMatchObject({ ok: true, counts: { modified: 0 } });
+      await writeFile(meshYaml, (await readFile(meshYaml, 'utf8')).replace('port: 8888', 'port: 8890'));
+    } finally {
+      await watcher.stop();
+      setConsoleContext(baseContext);
+    }
 
     // The remote is down: still an answer, against the last tip this server fetched, saying so.
     await remote.stop();

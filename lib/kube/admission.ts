@@ -17,6 +17,7 @@
 import { z } from 'zod';
 import { compileMesh } from '../engine/compileMesh';
 import { type Diagnostic, formatObjectRef, isConsequence } from '../model/diagnostic';
+import { jsonEqual } from '../util/jsonEqual';
 import {
   type KubeObjects,
   type LeanKubeObject,
@@ -187,7 +188,7 @@ function specUnchanged(object: unknown, oldObject: unknown): boolean {
   if (!isRecord(object) || !isRecord(oldObject)) return false;
   const body = (o: Record<string, unknown>) =>
     Object.fromEntries(Object.entries(o).filter(([k]) => k !== 'metadata' && k !== 'status'));
-  return stableJson(body(object)) === stableJson(body(oldObject));
+  return jsonEqual(body(object), body(oldObject));
 }
 
 /** The cluster's objects with one mesh object put in (or taken out, `lean` undefined). */
@@ -240,17 +241,6 @@ function capWarnings(warnings: string[]): string[] {
   if (unique.length <= MAX_WARNINGS) return unique.map(cut);
   const shown = unique.slice(0, MAX_WARNINGS - 1).map(cut);
   return [...shown, `and ${unique.length - shown.length} more: see the objects' status conditions`];
-}
-
-function stableJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
-  if (isRecord(v)) {
-    return `{${Object.keys(v)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${stableJson(v[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(v) ?? 'null';
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

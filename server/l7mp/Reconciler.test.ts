@@ -144,7 +144,10 @@ describe('Reconciler with two proxies (real l7mp)', { timeout: 60_000 }, () => {
     expect(seen.pushed.map(([id]) => id)).toEqual(['a']);
     expect(await liveDiff(p1.apiUrl, mesh(port1, 2))).toEqual([]);
 
-    // A change made as the flush starts its push is part of a burst: debounced by coalesceMs.
+    // A change made as the flush starts its push is part of a burst: debounced by coalesceMs. The change
+    // that starts it comes after a quiet period: on an idle machine the first push and the read above can
+    // take under coalesceMs, and then it would be debounced too (CI saw [20, 20]).
+    await new Promise((resolve) => setTimeout(resolve, 30));
     delays.length = 0;
     let followUp = false;
     r.on('state', (s) => {

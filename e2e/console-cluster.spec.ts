@@ -4,7 +4,9 @@
  * --kubeconfig`. A person edits a port in the Inspector, opens Apply: the server-side dry-run shows the
  * conflict with the field manager that created the object; with Force the apply goes through, and the
  * custom resource and the real l7mp gateway follow. Without write rights (the RoleBinding removed), the
- * console says what RBAC denies and offers Open PR instead.
+ * console says what RBAC denies and offers Open PR instead. A Route changed in the cluster meanwhile (as
+ * kubectl edit would) shows as "Changed in the cluster", the apply panel names it and waits, and a rebase
+ * takes it into the draft (lib/console/clusterDrift.ts).
  */
 import { readFileSync } from 'node:fs';
 import { expect, test } from '@playwright/test';
@@ -127,5 +129,70 @@ test('without the right to apply, the console says what RBAC denies and offers O
       roleRef,
       subjects,
     });
+  }
+});
+
+test('a change made in the cluster meanwhile: the toolbar and the apply panel name it; a rebase takes it in', async ({
+  page,
+}) => {
+  const { url, admin } = info();
+  const ROUTE = '/apis/msm.l7mp.io/v1/namespaces/default/routes/gateway-route';
+  const setRetries = async (n: number) => {
+    const cr = (await kubeRequest(url, admin, 'GET', ROUTE)).body as {
+      spec: { retry: { num_retries: number } };
+    };
+    cr.spec.retry.num_retries = n;
+    const put = await kubeRequest(url, admin, 'PUT', ROUTE, cr);
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+  };
+  await openConsole(page, VS);
+  const port = String(await freePort('udp', '0.0.0.0'));
+  await setPort(page, VS, 'spec.udp.port', port);
+  const chip = page.getByTestId('disk-drift');
+  await expect(chip).toHaveCount(0);
+  try {
+    // Someone else (kubectl edit) changes a Route this draft does not touch.
+    await setRetries(5);
+    await expect(chip).toHaveText('Changed in the cluster');
+    await expect(chip).toHaveAttribute(
+      'title',
+      /Route default\/gateway-route \(modified in the cluster: spec\.retry\.num_retries\)/,
+    );
+
+    // Apply names it and waits: applying the draft as it is would set it back.
+    await page.getByTestId('apply').click();
+    const panel = page.getByTestId('cluster-apply-panel');
+    const behind = panel.getByTestId('cluster-apply-behind');
+    await expect(behind).toContainText(
+      'Route default/gateway-route (modified in the cluster: spec.retry.num_retries)',
+    );
+    await expect(behind).toContainText('applying the draft reverts it');
+    await expect(panel.getByTestId('cluster-apply-blockers')).toContainText(
+      '1 object changed in the cluster since this draft started',
+    );
+    await expect(panel.getByRole('button', { name: 'Apply to cluster' })).toBeDisabled();
+    await page.screenshot({ path: `${SHOTS}/cluster-apply-behind.png` });
+
+    // Review and rebase: the draft keeps its port and takes the cluster's retries.
+    await behind.getByRole('button', { name: 'Review and rebase the draft' }).click();
+    const dialog = page.getByTestId('disk-drift-dialog');
+    await expect(dialog.getByRole('heading', { name: 'Changed in the cluster' })).toBeVisible();
+    await expect(dialog.getByTestId('drift-cluster-changes')).toContainText('Route default/gateway-route');
+    await expect(dialog.getByTestId('drift-files')).toContainText('num_retries');
+    // The mirror's Services, Pods and EndpointSlices are not what the console applies: left out.
+    await expect(dialog.getByTestId('drift-files')).not.toContainText('cluster.yaml');
+    await page.screenshot({ path: `${SHOTS}/cluster-drift-dialog.png` });
+    await dialog.getByRole('button', { name: 'Rebase my draft onto the cluster' }).click();
+    await expect(page.getByTestId('toast')).toContainText('Rebased onto the cluster’s objects');
+    await expect(chip).toHaveCount(0);
+    const files = await page.evaluate(
+      async () =>
+        ((await (await fetch('/api/draft')).json()) as { draft: { files: Record<string, string> } }).draft
+          .files,
+    );
+    expect(files['default/mesh.yaml']).toContain('num_retries: 5');
+    expect(files['default/mesh.yaml']).toContain(`port: ${port}`);
+  } finally {
+    await setRetries(3);
   }
 });

@@ -60,7 +60,11 @@ afterEach(() => {
 
 const CLUSTER = { server: 'https://127.0.0.1:6443', namespace: 'default', leading: true };
 
-function Harness(p: { flush: () => Promise<number | null>; onOpenPullRequest?(): void }) {
+function Harness(p: {
+  flush: () => Promise<number | null>;
+  onOpenPullRequest?(): void;
+  onReviewCluster?(): void;
+}) {
   const controller = useClusterApply(p.flush, 'feature-x');
   return (
     <>
@@ -72,6 +76,7 @@ function Harness(p: { flush: () => Promise<number | null>; onOpenPullRequest?():
         controller={controller}
         cluster={CLUSTER}
         onOpenPullRequest={p.onOpenPullRequest ?? (() => {})}
+        {...(p.onReviewCluster ? { onReviewCluster: p.onReviewCluster } : {})}
       />
     </>
   );
@@ -144,6 +149,68 @@ describe('ClusterApplyPanel', () => {
     // Applied: no second Apply of the same revision from this review.
     expect(dialog.getByRole('button', { name: 'Apply to cluster' }).query()).toBeNull();
     await page.screenshot({ path: '../../test-results/cluster-apply-panel-applied.png' });
+  });
+
+  it('a draft behind the cluster: names what changed there; Apply waits for Overwrite, which it then sends', async () => {
+    const onReviewCluster = vi.fn();
+    const rows = [UPDATE];
+    const behind = {
+      ...dryRun(rows),
+      clusterChanges: [
+        {
+          key: 'Route/default/user-route',
+          kind: 'Route',
+          namespace: 'default',
+          name: 'user-route',
+          change: 'modified',
+          fields: ['spec.retry.num_retries'],
+          draftChanged: false,
+        },
+        {
+          key: 'Target/default/new-target',
+          kind: 'Target',
+          namespace: 'default',
+          name: 'new-target',
+          change: 'added',
+          fields: [],
+          draftChanged: false,
+        },
+      ],
+    };
+    const fake = fakeClusterRoutes({
+      dryRun: () => ({ status: 200, body: behind }),
+      apply: [{ status: 200, body: applyAnswer(rows, () => true) }],
+    });
+    const { dialog } = await openPanel({ flush: async () => 7, onReviewCluster });
+    const banner = dialog.getByTestId('cluster-apply-behind');
+    await expect
+      .element(banner)
+      .toHaveTextContent(
+        'Route default/user-route (modified in the cluster: spec.retry.num_retries): applying the draft reverts it',
+      );
+    await expect
+      .element(banner)
+      .toHaveTextContent(
+        'Target default/new-target (added in the cluster): not in your draft: Prune deletes it if Meshdeck applied it',
+      );
+    const apply = dialog.getByRole('button', { name: 'Apply to cluster' });
+    await expect.element(apply).toBeDisabled();
+    await expect
+      .element(dialog.getByTestId('cluster-apply-blockers'))
+      .toHaveTextContent('1 object changed in the cluster since this draft started');
+    await page.screenshot({ path: '../../test-results/cluster-apply-panel-behind.png' });
+    await dialog.getByRole('button', { name: 'Review and rebase the draft' }).click();
+    expect(onReviewCluster).toHaveBeenCalledTimes(1);
+
+    await dialog.getByRole('checkbox', { name: 'Overwrite (undo that change)' }).click();
+    await expect.element(apply).toBeEnabled();
+    // Overwrite answers this dry-run's list: no new dry-run for it.
+    expect(fake.dryRuns()).toHaveLength(1);
+    await apply.click();
+    await expect
+      .element(dialog.getByRole('status').filter({ hasText: 'Applied to the cluster' }))
+      .toBeVisible();
+    expect(fake.applies()).toEqual([{ revision: 7, force: false, prune: false, overwrite: true }]);
   });
 
   it('shows a conflict with the other manager and its field; Force re-runs the dry-run and enables Apply', async () => {

@@ -26,6 +26,7 @@ import {
 } from '@/lib/console/clusterApplyView';
 import type { MeshLiveState } from '@/server/controlPlane/liveState';
 import type { FieldChange } from '@/lib/kube/objectDiff';
+import { changesUndoneBy, clusterChangeConsequence, clusterChangeLabel } from '@/lib/console/clusterDrift';
 import type { ObjectOutcome, ObjectPlan } from '@/server/kube/clusterApply';
 import { ApiError, apiFetch, errorMessage } from './api';
 import type { ApplyState } from './ApplyPanel';
@@ -70,7 +71,15 @@ export function useClusterApply(flush: () => Promise<number | null>, draftId: st
   const dryRun = useCallback(
     async (options: ClusterApplyOptions) => {
       const n = ++seq.current;
-      update({ ...ref.current, open: true, busy: 'dry-run', options, error: undefined, applied: undefined });
+      // Overwrite answers one dry-run's list of changes in the cluster: a new dry-run asks again.
+      update({
+        ...ref.current,
+        open: true,
+        busy: 'dry-run',
+        options: { ...options, overwrite: false },
+        error: undefined,
+        applied: undefined,
+      });
       try {
         const answer = await apiFetch<ClusterDryRun>(withDraft('/api/cluster/dry-run', draftId), {
           method: 'POST',
@@ -81,7 +90,7 @@ export function useClusterApply(flush: () => Promise<number | null>, draftId: st
         update({
           ...ref.current,
           busy: undefined,
-          dryRun: { ...answer, options },
+          dryRun: { ...answer, options: { ...options, overwrite: false } },
           takenOver: options.force ? ref.current.takenOver : conflicts,
         });
       } catch (e) {
@@ -130,7 +139,12 @@ export function useClusterApply(flush: () => Promise<number | null>, draftId: st
     try {
       const answer = await apiFetch<ClusterApplyAnswer>(withDraft('/api/cluster/apply', draftId), {
         method: 'POST',
-        body: { revision: reviewed.revision, ...reviewed.options },
+        body: {
+          revision: reviewed.revision,
+          force: reviewed.options.force,
+          prune: reviewed.options.prune,
+          ...(ref.current.options.overwrite ? { overwrite: true } : {}),
+        },
       });
       if (n !== seq.current) return;
       update({ ...ref.current, busy: undefined, applied: { ok: true, answer } });
@@ -166,6 +180,9 @@ export function useClusterApply(flush: () => Promise<number | null>, draftId: st
     close,
     setForce: (force: boolean) => void dryRun({ ...ref.current.options, force }),
     setPrune: (prune: boolean) => void dryRun({ ...ref.current.options, prune }),
+    /** Apply over the changes made in the cluster since the draft started (no new dry-run). */
+    setOverwrite: (overwrite: boolean) =>
+      update({ ...ref.current, options: { ...ref.current.options, overwrite } }),
   };
 }
 
@@ -177,12 +194,15 @@ export function ClusterApplyPanel({
   cluster,
   onOpenPullRequest,
   onHistory,
+  onReviewCluster,
 }: {
   controller: ClusterApplyController;
   cluster: MeshLiveState['mesh']['cluster'];
   onOpenPullRequest(): void;
   /** Opens the apply history on one record (the apply just made). */
   onHistory?(id: number): void;
+  /** Opens the review of the mesh objects changed in the cluster since the draft started (rebase). */
+  onReviewCluster?(): void;
 }) {
   const { state } = controller;
   const dialog = useRef<HTMLDialogElement>(null);
@@ -201,9 +221,12 @@ export function ClusterApplyPanel({
   const outcomes = state.applied?.answer !== undefined;
   const skipped = rows.filter((r) => r.action === 'skipped');
   const hasConflicts = rows.some((r) => r.action === 'conflict');
-  const blockers = dry ? applyBlockers(dry) : [];
+  const blockers = dry
+    ? applyBlockers(dry, { overwrite: state.options.overwrite, prune: dry.options.prune })
+    : [];
+  const undone = dry ? changesUndoneBy(dry.clusterChanges, dry.options.prune).length : 0;
   const canApply = dry !== undefined && blockers.length === 0 && !state.busy && !state.applied?.ok;
-  const stale = state.applied?.failure?.kind === 'stale' || state.applied?.failure?.kind === 'busy';
+  const stale = ['stale', 'busy', 'behind'].includes(state.applied?.failure?.kind ?? '');
 
   return (
     <dialog
@@ -322,6 +345,46 @@ export function ClusterApplyPanel({
                       </li>
                     ))}
                   </ul>
+                </div>
+              ) : null}
+
+              {dry.clusterChanges.length && !state.applied?.ok ? (
+                <div className="cluster-apply__banner" data-testid="cluster-apply-behind">
+                  <p>
+                    Changed in the cluster since this draft started (kubectl, a GitOps tool, another console):
+                  </p>
+                  <ul>
+                    {dry.clusterChanges.map((c) => (
+                      <li key={c.key}>
+                        {clusterChangeLabel(c)}:{' '}
+                        <span className="cluster-apply__muted">{clusterChangeConsequence(c)}</span>
+                      </li>
+                    ))}
+                  </ul>
+                  <div className="button-row">
+                    {onReviewCluster ? (
+                      <button
+                        type="button"
+                        onClick={onReviewCluster}
+                        disabled={applying}
+                        data-testid="cluster-apply-review-cluster"
+                      >
+                        Review and rebase the draft
+                      </button>
+                    ) : null}
+                    {undone ? (
+                      <label>
+                        <input
+                          type="checkbox"
+                          checked={state.options.overwrite ?? false}
+                          onChange={(e) => controller.setOverwrite(e.target.checked)}
+                          disabled={applying}
+                          data-testid="cluster-apply-overwrite"
+                        />{' '}
+                        Overwrite (undo {undone === 1 ? 'that change' : `those ${undone} changes`})
+                      </label>
+                    ) : null}
+                  </div>
                 </div>
               ) : null}
 

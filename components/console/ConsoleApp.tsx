@@ -4,7 +4,8 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useCallback, useDeferredValue, useEffect, useMemo, useRef, useState } from 'react';
 import { type DraftCompilation, inferPodsDir } from '@/lib/console/compileDraft';
 import type { DraftCommand } from '@/lib/console/draftCommands';
-import { diskMoved } from '@/lib/console/diskDrift';
+import { clusterChangeLabel } from '@/lib/console/clusterDrift';
+import { draftBehind } from '@/lib/console/diskDrift';
 import { draftAsYaml } from '@/lib/console/exportDraft';
 import { duplicateObject } from '@/lib/console/duplicateObject';
 import { newObject, type PaletteKind } from '@/lib/console/palette';
@@ -185,17 +186,17 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
   // Kubernetes mode applies to the cluster (dry-run review, RBAC) instead of the mesh directory.
   const clusterApply = useClusterApply(draft.flush, draftId);
   const onCluster = live?.mesh.mode === 'kubernetes';
-  // Files changed on disk since the draft started (read again on every reload of the mesh directory).
+  // Files changed on disk since the draft started (read again on every reload of the mesh directory);
+  // in Kubernetes mode the mesh objects changed in the cluster (read again when the mirror writes them).
   const diskQ = useQuery({
-    ...diskSummaryQuery(draftId, live?.mesh.loadedAt),
+    ...diskSummaryQuery(
+      draftId,
+      onCluster ? `cluster ${live?.mesh.cluster?.mirroredAt ?? ''}` : live?.mesh.loadedAt,
+    ),
     enabled:
-      live !== null &&
-      live !== undefined &&
-      !onCluster &&
-      draft.save.state !== 'loading' &&
-      draft.save.state !== 'local',
+      live !== null && live !== undefined && draft.save.state !== 'loading' && draft.save.state !== 'local',
   });
-  const drift = diskQ.data && diskMoved(diskQ.data) ? diskQ.data : undefined;
+  const drift = diskQ.data && draftBehind(diskQ.data) ? diskQ.data : undefined;
   const afterDraftReplaced = useCallback(
     async (message: string) => {
       const loaded = await draft.reload();
@@ -489,7 +490,15 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
           onHelp={() => setDialog('help')}
           onHistory={() => openHistory()}
           onLiveSync={() => setDialog('sync')}
-          diskDrift={drift ? { files: drift.changed, onOpen: () => setDialog('disk') } : undefined}
+          diskDrift={
+            drift
+              ? {
+                  where: drift.cluster ? 'cluster' : 'disk',
+                  files: drift.cluster ? drift.cluster.map(clusterChangeLabel) : drift.changed,
+                  onOpen: () => setDialog('disk'),
+                }
+              : undefined
+          }
           onResolveConflict={draft.resolveConflict}
           draftId={draftId}
           onSwitchDraft={stableSwitchDraft}
@@ -630,6 +639,14 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
             clusterApply.close();
             openHistory(id);
           }}
+          onReviewCluster={
+            drift
+              ? () => {
+                  clusterApply.close();
+                  setDialog('disk');
+                }
+              : undefined
+          }
         />
       ) : (
         <ApplyPanel
@@ -664,6 +681,7 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
           draftId={draftId}
           diskHash={drift.diskHash}
           draft={draft.history.present}
+          {...(drift.cluster ? { clusterChanges: drift.cluster } : {})}
           canWrite={session.status === 'signed-in' && draft.save.state !== 'local'}
           flush={flush}
           onReplaced={(m) => void afterDraftReplaced(m)}

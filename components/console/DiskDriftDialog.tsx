@@ -2,7 +2,9 @@
 
 import { useQuery } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
+import { type ClusterChange, clusterChangeConsequence, clusterChangeLabel } from '@/lib/console/clusterDrift';
 import type { DiskConflictChoice, DiskState } from '@/lib/console/diskDrift';
+import { CLUSTER_FILE } from '@/lib/kube/clusterDraftFiles';
 import type { DraftDoc } from '@/lib/console/draftDoc';
 import { filesDiff } from '@/lib/console/filesDiff';
 import type { RebaseConflict } from '@/lib/gitops/rebaseDraft';
@@ -21,6 +23,12 @@ export interface DiskDriftDialogProps {
   diskHash: string;
   /** The draft being edited. */
   draft: DraftDoc;
+  /**
+   * Kubernetes mode (the mesh directory mirrors the cluster): the mesh objects changed in the cluster
+   * since the draft started. The dialog then speaks of the cluster and leaves out its `cluster.yaml`
+   * files (Services, Pods, EndpointSlices: never applied from the console).
+   */
+  clusterChanges?: ClusterChange[];
   canWrite: boolean;
   /** Saves the draft's edits; the revision saved, or null if it could not be saved. */
   flush(): Promise<number | null>;
@@ -31,6 +39,56 @@ export interface DiskDriftDialogProps {
 
 type Compare = 'disk' | 'draft';
 
+/** The dialog's words for a mesh directory on disk, or for the cluster it mirrors (Kubernetes mode). */
+const WORDS = {
+  disk: {
+    title: 'Files changed on disk',
+    reading: 'Reading the mesh directory…',
+    unreadable: 'The mesh directory could not be read',
+    intro:
+      'The mesh directory changed since this draft started. The proxies already run the files on disk; applying the draft as it is would overwrite those changes.',
+    side: 'disk',
+    whatChanged: 'What changed on disk',
+    reset: 'Start again from the disk',
+    resetTitle: 'Drop the draft’s edits and start again from the files on disk',
+    rebase: 'Rebase my draft onto the disk',
+    rebaseTitle: 'Carry the draft’s own changes over onto the files on disk, object by object',
+    rebased: 'Rebased onto the files on disk',
+    restarted: 'The draft starts again from the files on disk.',
+    onlyThere: 'only on disk',
+    same: 'Your draft has exactly the files on disk.',
+    theirs: 'Take the disk’s',
+  },
+  cluster: {
+    title: 'Changed in the cluster',
+    reading: 'Reading the cluster’s objects…',
+    unreadable: 'The cluster’s objects could not be read',
+    intro:
+      'These mesh objects changed in the cluster since this draft started (kubectl, a GitOps tool, another console), and the proxies already run them:',
+    side: 'cluster',
+    whatChanged: 'What changed in the cluster',
+    reset: 'Start again from the cluster',
+    resetTitle: 'Drop the draft’s edits and start again from the cluster’s objects',
+    rebase: 'Rebase my draft onto the cluster',
+    rebaseTitle: 'Carry the draft’s own changes over onto the cluster’s objects, object by object',
+    rebased: 'Rebased onto the cluster’s objects',
+    restarted: 'The draft starts again from the cluster’s objects.',
+    onlyThere: 'only in the cluster',
+    same: 'Your draft has exactly the cluster’s mesh objects.',
+    theirs: 'Take the cluster’s',
+  },
+} as const;
+
+type Words = (typeof WORDS)[keyof typeof WORDS];
+
+/** Without the mirror's `<namespace>/cluster.yaml` files: the console never applies what they hold. */
+function meshFilesOnly(doc: DraftDoc): DraftDoc {
+  const files = Object.fromEntries(
+    Object.entries(doc.files).filter(([f]) => !f.endsWith(`/${CLUSTER_FILE}`)),
+  );
+  return { ...doc, files };
+}
+
 /**
  * The mesh directory changed on disk since the draft started (a `git pull`, an editor, another
  * console): what changed there, what Apply would now overwrite, and the ways on: rebase the draft's
@@ -39,22 +97,24 @@ type Compare = 'disk' | 'draft';
  */
 export function DiskDriftDialog(p: DiskDriftDialogProps) {
   const disk = useQuery({ ...diskStateQuery(p.draftId, p.diskHash), enabled: p.open });
+  const w = p.clusterChanges ? WORDS.cluster : WORDS.disk;
   return (
-    <Dialog open={p.open} title="Files changed on disk" onClose={p.onClose} testId="disk-drift-dialog" wide>
+    <Dialog open={p.open} title={w.title} onClose={p.onClose} testId="disk-drift-dialog" wide>
       {disk.isPending ? (
-        <p className="history__muted">Reading the mesh directory…</p>
+        <p className="history__muted">{w.reading}</p>
       ) : disk.isError ? (
         <p className="history__error" role="alert" data-testid="drift-error">
-          The mesh directory could not be read: {errorMessage(disk.error)}
+          {w.unreadable}: {errorMessage(disk.error)}
         </p>
       ) : (
-        <DriftReview {...p} disk={disk.data} />
+        <DriftReview {...p} w={w} disk={disk.data} />
       )}
     </Dialog>
   );
 }
 
-function DriftReview(p: DiskDriftDialogProps & { disk: DiskState }) {
+function DriftReview(p: DiskDriftDialogProps & { w: Words; disk: DiskState }) {
+  const { w } = p;
   const [compare, setCompare] = useState<Compare>(p.disk.base ? 'disk' : 'draft');
   const [conflicts, setConflicts] = useState<RebaseConflict[]>([]);
   const [choices, setChoices] = useState<Record<string, DiskConflictChoice>>({});
@@ -62,10 +122,13 @@ function DriftReview(p: DiskDriftDialogProps & { disk: DiskState }) {
   const [error, setError] = useState<string>();
   const [confirmReset, setConfirmReset] = useState(false);
   const base = p.disk.base;
-  const diff = useMemo(
-    () => (compare === 'disk' && base ? filesDiff(base, p.disk.disk) : filesDiff(p.disk.disk, p.draft)),
-    [compare, base, p.disk.disk, p.draft],
-  );
+  const onCluster = p.clusterChanges !== undefined;
+  const diff = useMemo(() => {
+    const view = onCluster ? meshFilesOnly : (d: DraftDoc) => d;
+    return compare === 'disk' && base
+      ? filesDiff(view(base), view(p.disk.disk))
+      : filesDiff(view(p.disk.disk), view(p.draft));
+  }, [compare, base, p.disk.disk, p.draft, onCluster]);
 
   const rebase = async () => {
     setBusy('rebase');
@@ -82,7 +145,7 @@ function DriftReview(p: DiskDriftDialogProps & { disk: DiskState }) {
       });
       const n = r.merged.length;
       p.onReplaced(
-        `Rebased onto the files on disk; your change${n === 1 ? '' : 's'} to ${n} object${n === 1 ? '' : 's'} carried over${
+        `${w.rebased}; your change${n === 1 ? '' : 's'} to ${n} object${n === 1 ? '' : 's'} carried over${
           r.notes.length ? ` (${r.notes.join('; ')})` : ''
         }. Ctrl+Z shows the draft as it was.`,
       );
@@ -112,7 +175,7 @@ function DriftReview(p: DiskDriftDialogProps & { disk: DiskState }) {
     setError(undefined);
     try {
       await apiFetch(withDraft('/api/draft/reset', p.draftId), { method: 'POST' });
-      p.onReplaced('The draft starts again from the files on disk. Ctrl+Z shows the draft as it was.');
+      p.onReplaced(`${w.restarted} Ctrl+Z shows the draft as it was.`);
       p.onClose();
     } catch (e) {
       setError(errorMessage(e));
@@ -126,10 +189,16 @@ function DriftReview(p: DiskDriftDialogProps & { disk: DiskState }) {
   const noWrite = p.canWrite ? undefined : 'Sign in to change the draft';
   return (
     <div className="drift">
-      <p className="history__muted">
-        The mesh directory changed since this draft started. The proxies already run the files on disk;
-        applying the draft as it is would overwrite those changes.
-      </p>
+      <p className="history__muted">{w.intro}</p>
+      {p.clusterChanges?.length ? (
+        <ul className="drift__objects" data-testid="drift-cluster-changes">
+          {p.clusterChanges.map((c) => (
+            <li key={c.key}>
+              {clusterChangeLabel(c)}: <span className="history__muted">{clusterChangeConsequence(c)}</span>
+            </li>
+          ))}
+        </ul>
+      ) : null}
       <div className="history__actions">
         <div className="segmented" role="group" aria-label="Compare">
           <button
@@ -140,7 +209,7 @@ function DriftReview(p: DiskDriftDialogProps & { disk: DiskState }) {
             onClick={() => setCompare('disk')}
             data-testid="drift-compare-disk"
           >
-            What changed on disk
+            {w.whatChanged}
           </button>
           <button
             type="button"
@@ -156,10 +225,10 @@ function DriftReview(p: DiskDriftDialogProps & { disk: DiskState }) {
           type="button"
           onClick={() => void reset()}
           disabled={!p.canWrite || busy !== undefined}
-          title={noWrite ?? 'Drop the draft’s edits and start again from the files on disk'}
+          title={noWrite ?? w.resetTitle}
           data-testid="drift-reset"
         >
-          {confirmReset ? 'Drop my edits? Click again' : 'Start again from the disk'}
+          {confirmReset ? 'Drop my edits? Click again' : w.reset}
         </button>
         <button
           type="button"
@@ -172,15 +241,11 @@ function DriftReview(p: DiskDriftDialogProps & { disk: DiskState }) {
               ? 'This draft does not know the files it started from, so it cannot be rebased'
               : unresolved > 0
                 ? `Choose a version for ${unresolved} conflict(s) first`
-                : 'Carry the draft’s own changes over onto the files on disk, object by object')
+                : w.rebaseTitle)
           }
           data-testid="drift-rebase"
         >
-          {busy === 'rebase'
-            ? 'Rebasing…'
-            : conflicts.length
-              ? 'Rebase with these choices'
-              : 'Rebase my draft onto the disk'}
+          {busy === 'rebase' ? 'Rebasing…' : conflicts.length ? 'Rebase with these choices' : w.rebase}
         </button>
       </div>
       {error ? (
@@ -195,6 +260,7 @@ function DriftReview(p: DiskDriftDialogProps & { disk: DiskState }) {
               key={c.key}
               conflict={c}
               choice={choices[c.key]}
+              theirsLabel={w.theirs}
               onChoose={(choice) => setChoices((cs) => ({ ...cs, [c.key]: choice }))}
             />
           ))}
@@ -202,18 +268,14 @@ function DriftReview(p: DiskDriftDialogProps & { disk: DiskState }) {
       ) : null}
       <FilesDiffView
         diff={diff}
-        before={compare === 'disk' ? 'base' : 'disk'}
-        after={compare === 'disk' ? 'disk' : 'draft'}
+        before={compare === 'disk' ? 'base' : w.side}
+        after={compare === 'disk' ? w.side : 'draft'}
         badges={
           compare === 'disk'
             ? undefined
-            : { added: 'only in your draft', deleted: 'only on disk', modified: 'differs' }
+            : { added: 'only in your draft', deleted: w.onlyThere, modified: 'differs' }
         }
-        none={
-          compare === 'disk'
-            ? 'No file differs from the draft’s base.'
-            : 'Your draft has exactly the files on disk.'
-        }
+        none={compare === 'disk' ? 'No file differs from the draft’s base.' : w.same}
         testId="drift-files"
       />
     </div>
@@ -223,10 +285,12 @@ function DriftReview(p: DiskDriftDialogProps & { disk: DiskState }) {
 function ConflictChoiceView({
   conflict: c,
   choice,
+  theirsLabel,
   onChoose,
 }: {
   conflict: RebaseConflict;
   choice: DiskConflictChoice | undefined;
+  theirsLabel: string;
   onChoose(choice: DiskConflictChoice): void;
 }) {
   return (
@@ -254,7 +318,7 @@ function ConflictChoiceView({
             onChange={() => onChoose('theirs')}
             data-testid="drift-choose-theirs"
           />{' '}
-          Take the disk’s
+          {theirsLabel}
           <pre>{c.theirs?.text ?? '(deleted)'}</pre>
         </label>
       </div>

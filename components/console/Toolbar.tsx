@@ -35,8 +35,11 @@ export interface ToolbarProps {
   onHistory?(): void;
   /** Opens "What runs vs. Git"; its chip shows only when what runs is out of sync with Git. */
   onLiveSync?(): void;
-  /** The mesh directory changed on disk since the draft started: the files, and opening the review. */
-  diskDrift?: { files: string[]; onOpen(): void };
+  /**
+   * The draft is behind: the mesh directory changed on disk since it started (the files), or in
+   * Kubernetes mode mesh objects changed in the cluster (the objects); and opening the review.
+   */
+  diskDrift?: { where: 'disk' | 'cluster'; files: string[]; onOpen(): void };
   onResolveConflict(choice: 'mine' | 'theirs'): void;
   onSignOut(): void;
   /** The draft being edited, and switching to another. */
@@ -182,10 +185,14 @@ export function Toolbar(p: ToolbarProps) {
           type="button"
           className="drift-chip"
           onClick={p.diskDrift.onOpen}
-          title={`Changed on disk since this draft started: ${p.diskDrift.files.join(', ') || 'the mesh directory'}. Review, rebase or start again.`}
+          title={
+            p.diskDrift.where === 'cluster'
+              ? `Changed in the cluster since this draft started: ${p.diskDrift.files.join('; ')}. Applying the draft as it is would revert it. Review, rebase or start again.`
+              : `Changed on disk since this draft started: ${p.diskDrift.files.join(', ') || 'the mesh directory'}. Review, rebase or start again.`
+          }
           data-testid="disk-drift"
         >
-          Changed on disk
+          {p.diskDrift.where === 'cluster' ? 'Changed in the cluster' : 'Changed on disk'}
         </button>
       ) : null}
       {p.save.state === 'conflict' ? (

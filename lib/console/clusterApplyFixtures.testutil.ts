@@ -165,7 +165,7 @@ export function dryRun(
   user = access.allowed ? ALICE : BOB,
 ): ClusterDryRun {
   const ok = objects.every((o) => o.action !== 'error' && o.action !== 'conflict');
-  return { ok, user, objects, revision, access };
+  return { ok, user, objects, revision, access, clusterChanges: [] };
 }
 
 /** An apply answer: each row done when `done(row)` says so. */

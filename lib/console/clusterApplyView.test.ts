@@ -185,6 +185,34 @@ describe('applyBlockers', () => {
     ]);
   });
 
+  it('asks to rebase or overwrite when mesh objects changed in the cluster since the draft started', () => {
+    const behind = {
+      ...dryRun([UPDATE]),
+      clusterChanges: [
+        {
+          key: 'Route/default/r1',
+          kind: 'Route',
+          namespace: 'default',
+          name: 'r1',
+          change: 'modified' as const,
+          fields: ['spec.destination'],
+          draftChanged: false,
+        },
+      ],
+    };
+    expect(applyBlockers(behind)).toEqual([
+      '1 object changed in the cluster since this draft started: rebase the draft, or choose Overwrite to revert that change.',
+    ]);
+    expect(applyBlockers(behind, { overwrite: true })).toEqual([]);
+    // An object the cluster gained blocks only an apply with Prune.
+    const gained = {
+      ...behind,
+      clusterChanges: [{ ...behind.clusterChanges[0]!, change: 'added' as const }],
+    };
+    expect(applyBlockers(gained)).toEqual([]);
+    expect(applyBlockers(gained, { prune: true })).toHaveLength(1);
+  });
+
   it('refuses a draft with nothing to send', () => {
     expect(applyBlockers(dryRun([SKIPPED, ORPHAN]))).toEqual([
       'The draft has no objects to apply to the cluster.',
@@ -229,6 +257,18 @@ describe('applyFailure', () => {
     expect(applyFailure(409, { error: 'another apply is running; wait for it to finish' }, '').kind).toBe(
       'busy',
     );
+  });
+
+  it('tells a draft behind the cluster from a stale revision', () => {
+    const behind = applyFailure(
+      409,
+      { error: 'changed in the cluster since this draft started: Route default/r1 (…)', clusterChanges: [] },
+      '',
+    );
+    expect(behind).toMatchObject({
+      kind: 'behind',
+      detail: 'changed in the cluster since this draft started: Route default/r1 (…).',
+    });
   });
 
   it('reads the gate refusals (409 conflicts, 422) and partial writes (502) from the rows', () => {

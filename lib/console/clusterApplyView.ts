@@ -4,6 +4,7 @@
  * not, the RBAC denials in words, and what each apply answer means. Pure: the panel renders these.
  */
 import type { AccessDecision } from '@/server/kube/accessReview';
+import { type ClusterChange, changesUndoneBy } from './clusterDrift';
 import type {
   ApiProblem,
   ApplyResult,
@@ -14,8 +15,15 @@ import type {
   PlanAction,
 } from '@/server/kube/clusterApply';
 
-/** POST /api/cluster/dry-run's answer (server/kube/clusterApplyRoutes.ts). */
-export type ClusterDryRun = DryRunResult & { revision: number; access: AccessDecision };
+/**
+ * POST /api/cluster/dry-run's answer (server/kube/clusterApplyRoutes.ts); `clusterChanges`: the mesh
+ * objects changed in the cluster since the draft started (lib/console/clusterDrift.ts).
+ */
+export type ClusterDryRun = DryRunResult & {
+  revision: number;
+  access: AccessDecision;
+  clusterChanges: ClusterChange[];
+};
 
 /** POST /api/cluster/apply's answer with 200, 502, and 409/422 when the gate refused. */
 /** POST /api/cluster/apply's answer; `historyId`: the apply history's record of it, when one was kept. */
@@ -25,6 +33,8 @@ export type ClusterApplyAnswer = ApplyResult & { revision: number; historyId?: n
 export interface ClusterApplyOptions {
   force: boolean;
   prune: boolean;
+  /** Apply over the mesh objects changed in the cluster since the draft started (reverting them). */
+  overwrite?: boolean;
 }
 
 /** The reading order: what blocks an apply, then what it changes, then what it leaves alone. */
@@ -195,8 +205,14 @@ export function deniedText(access: AccessDecision): string {
     .join('; ')}.`;
 }
 
-/** Whether "Apply to cluster" may be pressed for a dry-run, and every reason it may not. */
-export function applyBlockers(dryRun: ClusterDryRun): string[] {
+/**
+ * Whether "Apply to cluster" may be pressed for a dry-run, and every reason it may not; `overwrite`: the
+ * user chose to undo the changes made in the cluster since the draft started; `prune`: the dry-run's.
+ */
+export function applyBlockers(
+  dryRun: ClusterDryRun,
+  choices: { overwrite?: boolean; prune?: boolean } = {},
+): string[] {
   const reasons: string[] = [];
   if (!dryRun.access.allowed) reasons.push(deniedText(dryRun.access));
   const c = countRows(dryRun.objects);
@@ -211,6 +227,12 @@ export function applyBlockers(dryRun: ClusterDryRun): string[] {
   if (c.conflict) {
     reasons.push(
       `${plural(c.conflict, 'object has', 'objects have')} fields another manager owns: choose Force to take them over, or change the draft.`,
+    );
+  }
+  const behind = changesUndoneBy(dryRun.clusterChanges, choices.prune ?? false).length;
+  if (behind && !choices.overwrite) {
+    reasons.push(
+      `${plural(behind, 'object', 'objects')} changed in the cluster since this draft started: rebase the draft, or choose Overwrite to revert ${behind === 1 ? 'that change' : 'those changes'}.`,
     );
   }
   const sendable = dryRun.objects.some((o) => ['create', 'update', 'unchanged', 'delete'].includes(o.action));
@@ -236,7 +258,7 @@ export function formatValue(v: unknown, max = 120): string {
 
 /** What an apply answer means for the user: a short heading, the detail, and what they can do next. */
 export interface ApplyFailure {
-  kind: 'stale' | 'busy' | 'conflict' | 'invalid' | 'partial' | 'unavailable' | 'other';
+  kind: 'stale' | 'busy' | 'behind' | 'conflict' | 'invalid' | 'partial' | 'unavailable' | 'other';
   title: string;
   detail: string;
 }
@@ -246,6 +268,13 @@ export function applyFailure(status: number, body: unknown, message: string): Ap
   const b = (body ?? {}) as Partial<ClusterApplyAnswer> & { error?: string };
   const said = typeof b.error === 'string' ? b.error : message;
   const objects = Array.isArray(b.objects) ? (b.objects as ObjectOutcome[]) : undefined;
+  if (status === 409 && Array.isArray((b as { clusterChanges?: unknown }).clusterChanges)) {
+    return {
+      kind: 'behind',
+      title: 'Changed in the cluster since the dry-run: nothing was applied',
+      detail: `${said}.`,
+    };
+  }
   if (status === 409 && !objects) {
     return /another apply/.test(said)
       ? { kind: 'busy', title: 'Another apply is running', detail: `${said}. Nothing was applied.` }

@@ -7,6 +7,7 @@
  * the user's choices. Shared by the server (server/console/diskDrift.ts) and the console.
  */
 import { z } from 'zod';
+import { ClusterChange } from './clusterDrift';
 import { DraftDoc } from './draftDoc';
 import { changedPaths } from './filesDiff';
 
@@ -34,6 +35,12 @@ export const DiskSummary = z.strictObject({
   changed: z.array(z.string()),
   /** Whether the base files are kept (a rebase needs them). */
   hasBase: z.boolean(),
+  /**
+   * Kubernetes mode: the mesh objects the cluster changed since the base that the draft does not hold
+   * as the cluster does (lib/console/clusterDrift.ts). There the mirror's Services, Pods and
+   * EndpointSlices move all the time, so these objects, not the hashes, say whether the draft is behind.
+   */
+  cluster: z.array(ClusterChange).optional(),
 });
 export type DiskSummary = z.infer<typeof DiskSummary>;
 
@@ -67,4 +74,12 @@ export type RebaseOnDiskBody = z.infer<typeof RebaseOnDiskBody>;
 /** Whether the disk moved away from the draft's base. */
 export function diskMoved(s: Pick<DiskState, 'baseHash' | 'diskHash'>): boolean {
   return s.baseHash !== s.diskHash;
+}
+
+/**
+ * Whether the console should say the draft is behind: in Kubernetes mode (the summary has `cluster`),
+ * when a mesh object changed in the cluster; otherwise when the directory moved at all.
+ */
+export function draftBehind(s: DiskSummary): boolean {
+  return s.cluster ? s.cluster.length > 0 : diskMoved(s);
 }

@@ -10,6 +10,9 @@ import { type KubeObjects, type KubeSourceKind, type LeanKubeObject, MESH_CRD_KI
 
 const CLUSTER_KINDS = ['Service', 'Pod', 'EndpointSlice'] as const satisfies readonly KubeSourceKind[];
 
+/** Each namespace's file of Services, Pods and EndpointSlices (what the console never applies). */
+export const CLUSTER_FILE = 'cluster.yaml';
+
 /** The header of each namespace's `cluster.yaml`: why editing it does not change the cluster. */
 export const CLUSTER_FILE_HEADER =
   '# Read from the cluster: Services, Pods and EndpointSlices, as the engine sees them. The console\n' +
@@ -43,7 +46,7 @@ export function clusterDraftFiles(objects: Partial<KubeObjects>): Record<string,
   for (const ns of [...byNs.keys()].sort(compare)) {
     const { mesh, cluster } = byNs.get(ns)!;
     if (mesh.length > 0) files[`${ns}/mesh.yaml`] = MESH_FILE_HEADER + mesh.join('---\n');
-    if (cluster.length > 0) files[`${ns}/cluster.yaml`] = CLUSTER_FILE_HEADER + cluster.join('---\n');
+    if (cluster.length > 0) files[`${ns}/${CLUSTER_FILE}`] = CLUSTER_FILE_HEADER + cluster.join('---\n');
   }
   return files;
 }

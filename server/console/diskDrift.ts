@@ -4,6 +4,7 @@
  * directory's files with the GitOps rebase (lib/gitops/rebaseDraft.ts), object by object. Kept apart
  * from the route handlers so that it runs, and is tested, without HTTP.
  */
+import { type ClusterChange, clusterChanges } from '@/lib/console/clusterDrift';
 import { type DiskState, RebaseOnDiskBody } from '@/lib/console/diskDrift';
 import { type DraftDoc, type DraftState, formatLayout, LAYOUT_FILE } from '@/lib/console/draftDoc';
 import {
@@ -52,6 +53,21 @@ export async function diskState(store: DraftStore): Promise<DiskState> {
   // A draft started before bases were kept learns its base while the directory still holds it.
   if (!base && diskHash === state.baseHash && (await store.adoptBase(disk, diskHash))) base = disk;
   return { baseHash: state.baseHash, diskHash, disk, ...(base ? { base } : {}) };
+}
+
+/**
+ * The mesh objects of `kinds` the cluster changed since the draft's base that the draft does not hold as
+ * the cluster does (lib/console/clusterDrift.ts): the mesh directory is the cluster's mirror in
+ * Kubernetes mode. Empty when the draft does not know its base (nothing to compare with).
+ */
+export async function clusterChangesOf(
+  store: DraftStore,
+  kinds: readonly string[],
+): Promise<ClusterChange[]> {
+  const disk = await diskState(store);
+  if (!disk.base) return [];
+  const { draft } = await store.get();
+  return clusterChanges(disk.base.files, draft.files, disk.disk.files, kinds);
 }
 
 /**

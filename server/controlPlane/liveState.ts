@@ -83,8 +83,12 @@ export interface MeshLiveState {
     source: string;
     mode: 'local' | 'kubernetes';
     loadedAt: string;
-    /** Kubernetes mode: the API server, the namespace watched (absent: all), and who leads. */
-    cluster?: { server: string; namespace?: string; leader?: string; leading?: boolean };
+    /**
+     * Kubernetes mode: the API server, the namespace watched (absent: all), and who leads; `mirroredAt`:
+     * when the console's mirror of the cluster last wrote a change to the mesh objects (server/kube/
+     * clusterMirror.ts), so the console asks again whether its draft is behind the cluster.
+     */
+    cluster?: { server: string; namespace?: string; leader?: string; leading?: boolean; mirroredAt?: string };
   };
   proxies: Record<string, ProxyLiveState>;
   services: Record<string, ServiceLiveState>;

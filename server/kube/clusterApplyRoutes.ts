@@ -11,6 +11,8 @@ import { draftOf, jsonResponse, notServing, readJsonBody } from '@/server/consol
 import { APPLY_VERBS, canApply } from './accessReview';
 import type { DraftDoc } from '@/lib/console/draftDoc';
 import { meshDirDoc, readMeshDirContent } from '@/server/console/meshDirFiles';
+import { changesUndoneBy, clusterChangeLabel } from '@/lib/console/clusterDrift';
+import { clusterChangesOf } from '@/server/console/diskDrift';
 import { type ApplyResult, ClusterApply } from './clusterApply';
 import type { ActingUser } from './clusterClient';
 import { getClusterContext } from './clusterContext';
@@ -26,6 +28,11 @@ export const DryRunBody = z.strictObject({
 export const ClusterApplyBody = DryRunBody.extend({
   /** The draft revision the user reviewed: a newer one is refused (409), as POST /api/apply does. */
   revision: z.number().int().nonnegative(),
+  /**
+   * Apply even though it undoes changes made in the cluster since the draft started (lib/console/
+   * clusterDrift.ts changesUndoneBy); without it such an apply is refused (409 with `clusterChanges`).
+   */
+  overwrite: z.boolean().optional(),
 });
 
 type Prepared =
@@ -88,9 +95,10 @@ async function prepare(req: Request, schema: typeof DryRunBody | typeof ClusterA
 }
 
 /**
- * POST /api/cluster/dry-run?draft=<id> `{force?, prune?}`: `{ok, user, revision, objects, access}` where
- * `access.allowed` chooses between "Apply" and "Open PR". Always 200 once the request is valid: what the
- * API server refused is in `objects`.
+ * POST /api/cluster/dry-run?draft=<id> `{force?, prune?}`: `{ok, user, revision, objects, access,
+ * clusterChanges}` where `access.allowed` chooses between "Apply" and "Open PR" and `clusterChanges` lists
+ * the mesh objects changed in the cluster since the draft started (Kubernetes mode). Always 200 once the
+ * request is valid: what the API server refused is in `objects`.
  */
 export async function postClusterDryRun(req: Request): Promise<Response> {
   const p = await prepare(req, DryRunBody);
@@ -99,12 +107,14 @@ export async function postClusterDryRun(req: Request): Promise<Response> {
   const targets = result.objects.filter((o) => o.action !== 'skipped' && o.ref.kind !== '').map((o) => o.ref);
   const verbs = p.body.prune ? [...APPLY_VERBS, 'delete'] : APPLY_VERBS;
   const access = await canApply(p.client, p.user, targets, verbs);
-  return jsonResponse({ ...result, revision: p.revision, access });
+  const clusterChanges = p.kinds.kinds ? await clusterChangesOf(p.store, p.kinds.kinds) : [];
+  return jsonResponse({ ...result, revision: p.revision, access, clusterChanges });
 }
 
 /**
- * POST /api/cluster/apply?draft=<id> `{revision, force?, prune?}`: dry-run gate, then the apply. 200 when
- * every object was applied, 409 for a stale revision or field conflicts (nothing applied), 422 when the API
+ * POST /api/cluster/apply?draft=<id> `{revision, force?, prune?, overwrite?}`: dry-run gate, then the
+ * apply. 200 when every object was applied, 409 for a stale revision, mesh objects changed in the cluster
+ * since the draft started (`clusterChanges`; unless `overwrite`) or field conflicts (nothing applied), 422 when the API
  * server refused an object (nothing applied), 502 when some writes failed after the gate passed.
  */
 export async function postClusterApply(req: Request): Promise<Response> {
@@ -126,6 +136,22 @@ export async function postClusterApply(req: Request): Promise<Response> {
   let result;
   let historyId: number | undefined;
   try {
+    // Kubernetes mode: a draft behind the cluster would revert what others changed meanwhile.
+    const changes =
+      p.kinds.kinds && !body.overwrite
+        ? changesUndoneBy(await clusterChangesOf(p.store, p.kinds.kinds), body.prune ?? false)
+        : [];
+    if (changes.length > 0) {
+      getMeshMetrics()?.applied('cluster', 'refused');
+      return jsonResponse(
+        {
+          error: `changed in the cluster since this draft started: ${changes.map(clusterChangeLabel).join('; ')}. Rebase the draft onto the cluster, or apply with overwrite to revert these changes`,
+          revision: p.revision,
+          clusterChanges: changes,
+        },
+        409,
+      );
+    }
     // The cluster's objects as the mirror has them now, before the apply changes them: the record's "before".
     const before = await readMeshDirContent(p.store.meshDir).then(meshDirDoc, () => undefined);
     result = await p.apply.apply(p.files, { ...body, ...p.kinds });

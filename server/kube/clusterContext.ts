@@ -13,7 +13,9 @@ export interface ClusterContext {
   kubeconfigPath?: string;
   /**
    * The kinds the console applies (default DEFAULT_APPLY_KINDS). Kubernetes mode applies the mesh kinds
-   * only: its drafts hold the cluster's own Services read back, which Meshdeck must not take over.
+   * only: its drafts hold the cluster's own Services read back, which Meshdeck must not take over. Set
+   * only there, where the mesh directory mirrors the cluster, so these kinds also say which objects
+   * count as "changed in the cluster since the draft started" (lib/console/clusterDrift.ts).
    */
   applyKinds?: readonly string[];
 }

@@ -21,6 +21,8 @@ export interface MirrorSource {
 export interface ClusterMirrorOptions {
   /** Quiet period after a snapshot before the files are written; default 1 s. */
   coalesceMs?: number;
+  /** Called after a write that changed files, with their paths (written or removed). */
+  onWritten?(paths: string[]): void;
   logger?: Pick<Console, 'warn'>;
 }
 
@@ -74,17 +76,21 @@ export class ClusterMirror {
     this.written ??= new Map(
       Object.entries((await readMeshDirContent(this.dir).catch(() => ({ files: {} }))).files),
     );
+    const changed: string[] = [];
     for (const [rel, text] of Object.entries(files)) {
       if (this.written.get(rel) === text) continue;
       await writeFileAtomic(path.join(this.dir, ...rel.split('/')), text);
       this.written.set(rel, text);
+      changed.push(rel);
     }
     for (const rel of [...this.written.keys()]) {
       if (rel in files) continue;
       await rm(path.join(this.dir, ...rel.split('/')), { force: true });
       this.written.delete(rel);
+      changed.push(rel);
       await removeIfEmpty(path.dirname(path.join(this.dir, ...rel.split('/'))), this.dir);
     }
+    if (changed.length > 0) this.options.onWritten?.(changed);
   }
 }
 

@@ -14,6 +14,8 @@ import { liveSync } from '@/lib/gitops/liveSync';
 import { POST as postLocalApply } from '@/app/api/apply/route';
 import { POST as postApply } from '@/app/api/cluster/apply/route';
 import { POST as postDryRun } from '@/app/api/cluster/dry-run/route';
+import { GET as getDisk } from '@/app/api/draft/disk/route';
+import { POST as postRebase } from '@/app/api/draft/rebase/route';
 import { compileMesh } from '@/lib/engine/compileMesh';
 import { MESH_CRD_KINDS } from '@/lib/kube/kubeSnapshot';
 import { parseManifests } from '@/lib/parse/parseManifests';
@@ -99,7 +101,12 @@ beforeAll(async () => {
   // Generous: on a loaded 2-core machine six informers' first lists can take long.
   await cp.controller.whenSynced(90_000);
   tmp = await mkdtemp(path.join(os.tmpdir(), 'md-kube-console-'));
-  mirror = new ClusterMirror(path.join(tmp, 'cluster'), cp.controller.source, { coalesceMs: 50, logger });
+  // Wired as kubeControlPlaneServe.ts does: the view hears the mirror's writes after its first one.
+  mirror = new ClusterMirror(path.join(tmp, 'cluster'), cp.controller.source, {
+    coalesceMs: 50,
+    logger,
+    onWritten: (paths) => view?.mirrored(paths),
+  });
   await mirror.writeNow();
   mirror.start();
   view = new KubeConsole({ cp, server: kc.getCurrentCluster()!.server, pollMs: 200 });
@@ -123,20 +130,23 @@ afterAll(async () => {
   if (tmp) await rm(tmp, { recursive: true, force: true });
 });
 
-const post = (handler: (r: Request) => Promise<Response>, route: string, body: unknown) => {
+const sessionHeaders = () => {
   const session = auth.open({ ...ADMIN, method: 'oidc' });
-  return handler(
+  return {
+    'content-type': 'application/json',
+    cookie: `${SESSION_COOKIE}=${session.id}`,
+    [CSRF_HEADER]: session.csrfToken,
+  };
+};
+
+const post = (handler: (r: Request) => Promise<Response>, route: string, body: unknown) =>
+  handler(
     new Request(`http://127.0.0.1:3100${route}`, {
       method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        cookie: `${SESSION_COOKIE}=${session.id}`,
-        [CSRF_HEADER]: session.csrfToken,
-      },
+      headers: sessionHeaders(),
       body: JSON.stringify(body),
     }),
   );
-};
 
 const mirrorFiles = async () =>
   Object.fromEntries(
@@ -286,6 +296,90 @@ describe('the console in Kubernetes mode (real API server, real l7mp)', () => {
       const g = view.live.get().proxies[`${NS}/gateway-0`];
       return g?.inSync && g.phase === 'synced';
     });
+  });
+
+  it('a draft behind the cluster: named, refused at apply, rebased onto the cluster, or overwritten on request', async () => {
+    const store = (await drafts.get('main'))!;
+    const summary = async () =>
+      (await (await getDisk(new Request('http://127.0.0.1:3100/api/draft/disk?summary=1'))).json()) as Obj;
+    // The draft's own applied edit (the port above) is in the cluster too: not a change to warn about.
+    expect((await summary()).cluster).toEqual([]);
+    const mirroredAt = view.live.get().mesh.cluster?.mirroredAt;
+
+    // Someone else (kubectl edit, a GitOps tool) changes a Route the draft did not touch.
+    const custom = kc.makeApiClient(k8s.CustomObjectsApi);
+    const route = { ...GROUP, namespace: NS, plural: 'routes', name: 'gateway-route' };
+    const setRetries = async (n: number) => {
+      const cr = (await custom.getNamespacedCustomObject(route)) as Obj;
+      cr.spec.retry.num_retries = n;
+      await custom.replaceNamespacedCustomObject({ ...route, body: cr });
+      await until(`the mirror shows num_retries ${n}`, async () =>
+        (await mirrorFiles())['default/mesh.yaml']!.includes(`num_retries: ${n}`),
+      );
+    };
+    await setRetries(5);
+    // The mirror's write of a mesh object tells the console to ask again.
+    await until(
+      'live state says the mirror wrote',
+      () => view.live.get().mesh.cluster?.mirroredAt !== mirroredAt,
+    );
+    const behind = {
+      key: `Route/${NS}/gateway-route`,
+      change: 'modified',
+      fields: ['spec.retry.num_retries'],
+      draftChanged: false,
+    };
+    expect((await summary()).cluster).toEqual([expect.objectContaining(behind)]);
+    const dry = (await (await post(postDryRun, '/api/cluster/dry-run', { force: true })).json()) as Obj;
+    expect(dry.clusterChanges).toEqual([expect.objectContaining(behind)]);
+
+    // Applying the draft as it is would set num_retries back to 3: refused, naming the object and field.
+    const refused = await post(postApply, '/api/cluster/apply', { revision: dry.revision, force: true });
+    const refusal = (await refused.json()) as Obj;
+    expect(refused.status).toBe(409);
+    expect(refusal.error).toContain('gateway-route (modified in the cluster: spec.retry.num_retries)');
+    expect(refusal.clusterChanges).toEqual([expect.objectContaining(behind)]);
+    expect(((await custom.getNamespacedCustomObject(route)) as Obj).spec.retry.num_retries).toBe(5);
+
+    // Rebased onto the cluster: the draft keeps its own edit and takes the cluster's change.
+    const { revision } = await store.get();
+    const rebased = await postRebase(
+      new Request('http://127.0.0.1:3100/api/draft/rebase', {
+        method: 'POST',
+        headers: sessionHeaders(),
+        body: JSON.stringify({ revision }),
+      }),
+    );
+    expect(rebased.status, await rebased.clone().text()).toBe(200);
+    const draftMesh = (await store.get()).draft.files['default/mesh.yaml']!;
+    expect(draftMesh).toContain('num_retries: 5');
+    expect((await summary()).cluster).toEqual([]);
+    const again = (await (await post(postDryRun, '/api/cluster/dry-run', { force: true })).json()) as Obj;
+    expect(again.clusterChanges).toEqual([]);
+    const applied = await post(postApply, '/api/cluster/apply', { revision: again.revision, force: true });
+    expect(applied.status, await applied.clone().text()).toBe(200);
+    expect(((await custom.getNamespacedCustomObject(route)) as Obj).spec.retry.num_retries).toBe(5);
+
+    // Changed again; the user chooses Overwrite: the draft's value goes back in.
+    await setRetries(6);
+    await until(
+      'the summary names the Route again',
+      async () => ((await summary()).cluster as Obj[]).length === 1,
+    );
+    const third = (await (await post(postDryRun, '/api/cluster/dry-run', { force: true })).json()) as Obj;
+    const overwritten = await post(postApply, '/api/cluster/apply', {
+      revision: third.revision,
+      force: true,
+      overwrite: true,
+    });
+    expect(overwritten.status, await overwritten.clone().text()).toBe(200);
+    expect(((await custom.getNamespacedCustomObject(route)) as Obj).spec.retry.num_retries).toBe(5);
+    await until(
+      'the mirror shows the draft again, and nothing is behind',
+      async () =>
+        ((await summary()).cluster as Obj[]).length === 0 &&
+        (await mirrorFiles())['default/mesh.yaml']!.includes('num_retries: 5'),
+    );
   });
 
   it('follows the cluster: an object created or deleted by someone else appears in and leaves the mirror', async () => {

@@ -4,6 +4,7 @@
  * Proxies are the pods the engine found; their sync state is this replica's reconciler while it leads;
  * a replica that does not lead shows its proxies as `standby` (the leader pushes, not this one).
  */
+import { CLUSTER_FILE } from '@/lib/kube/clusterDraftFiles';
 import type { ProxyL7mpConfig } from '@/lib/engine/renderL7mp';
 import { LiveStateStore, type MeshLiveState, type ProxyLiveState } from '../controlPlane/liveState';
 import { type ProbeRequest, type ProbeResult, probeListener } from '../controlPlane/probe';
@@ -43,6 +44,7 @@ export class KubeConsole implements ControlPlaneApi {
   private readonly onState = (s: ProxySyncState) => this.onSyncState(s);
   private leading: boolean;
   private stopped = false;
+  private mirroredAt: string | undefined;
 
   constructor(private readonly options: KubeConsoleOptions) {
     this.cp = options.cp;
@@ -139,6 +141,17 @@ export class KubeConsole implements ControlPlaneApi {
     if (prev && this.leading) this.live.updateProxy(s.id, syncStatePatch(prev, s));
   }
 
+  /**
+   * The console's mirror of the cluster wrote these files (clusterMirror.ts `onWritten`). Only the mesh
+   * objects can put a draft behind the cluster (lib/console/clusterDrift.ts), so a write of `cluster.yaml`
+   * files alone (endpoints moving) does not make the console ask again.
+   */
+  mirrored(paths: readonly string[]): void {
+    if (!paths.some((p) => !p.endsWith(`/${CLUSTER_FILE}`))) return;
+    this.mirroredAt = new Date().toISOString();
+    this.showCluster();
+  }
+
   private showCluster(): void {
     const h = this.cp.health();
     const cluster: NonNullable<MeshLiveState['mesh']['cluster']> = {
@@ -146,6 +159,7 @@ export class KubeConsole implements ControlPlaneApi {
       ...(this.options.namespace ? { namespace: this.options.namespace } : {}),
       ...(h.leader ? { leader: h.leader } : {}),
       leading: h.leading,
+      ...(this.mirroredAt ? { mirroredAt: this.mirroredAt } : {}),
     };
     this.live.setCluster(cluster);
   }

@@ -173,7 +173,11 @@ export async function runKubeServe(
         .digest('hex')
         .slice(0, 16),
     );
-    const mirror = new ClusterMirror(path.join(stateDir, 'cluster'), cp.controller.source);
+    // The console's view is made after the mirror's first write (its first base); it hears the later ones.
+    const mirrorListener: { view?: KubeConsole } = {};
+    const mirror = new ClusterMirror(path.join(stateDir, 'cluster'), cp.controller.source, {
+      onWritten: (paths) => mirrorListener.view?.mirrored(paths),
+    });
     // The drafts' first base is what the informers listed (empty if they have not synced yet).
     await mirror.writeNow();
     mirror.start();
@@ -183,6 +187,7 @@ export async function runKubeServe(
       ...(namespace ? { namespace } : {}),
       ...(ads && adsListen ? { xds: { server: ads, publisher, ...adsListen } } : {}),
     });
+    mirrorListener.view = view;
     setControlPlane(view);
     metrics.setSources({ diagnostics: () => view.live.get().diagnostics });
     setClusterContext({

@@ -1,5 +1,6 @@
 import { diskSummary } from '@/lib/console/diskDrift';
-import { diskState } from '@/server/console/diskDrift';
+import { clusterChangesOf, diskState } from '@/server/console/diskDrift';
+import { getClusterContext } from '@/server/kube/clusterContext';
 import { getConsoleContext } from '@/server/console/consoleContext';
 import { draftOf, jsonResponse, notServing, refuseForeign } from '@/server/console/routeUtil';
 
@@ -9,7 +10,8 @@ export const runtime = 'nodejs';
 /**
  * Whether the mesh directory moved away from a draft's base (`?draft=<id>`): DiskState, with the
  * directory's files now and, when kept, the files the draft started from. With `?summary=1` only the
- * hashes and the changed paths (DiskSummary), for the console's check on every reload. An open read.
+ * hashes and the changed paths (DiskSummary), for the console's check on every reload; in Kubernetes
+ * mode also the mesh objects changed in the cluster (`cluster`). An open read.
  */
 export async function GET(req: Request): Promise<Response> {
   const refused = refuseForeign(req);
@@ -21,7 +23,11 @@ export async function GET(req: Request): Promise<Response> {
     if (!d.ok) return d.response;
     const state = await diskState(d.store);
     const summary = new URL(req.url).searchParams.get('summary') === '1';
-    return jsonResponse(summary ? diskSummary(state) : state);
+    if (!summary) return jsonResponse(state);
+    // Kubernetes mode: the mirror's cluster objects churn; only the mesh objects say the draft is behind.
+    const kinds = getClusterContext()?.applyKinds;
+    const cluster = kinds ? await clusterChangesOf(d.store, kinds) : undefined;
+    return jsonResponse({ ...diskSummary(state), ...(cluster ? { cluster } : {}) });
   } catch (e) {
     return jsonResponse({ error: `cannot read the mesh directory: ${(e as Error).message}` }, 500);
   }

@@ -228,7 +228,7 @@ export class MeshMetrics {
     };
   }
 
-  /** Kubernetes mode's series: leadership and the informers (see MeshMetricsSources). */
+  /** What runs against the GitOps base branch: the GitSyncWatcher's last comparison (both modes). */
   private gitSyncMetrics(): void {
     const registers = [this.registry];
     const last = () => this.sources.gitSync?.();
@@ -265,6 +265,7 @@ export class MeshMetrics {
     });
   }
 
+  /** Kubernetes mode's series: the webhook's reviews, leadership and the informers (see MeshMetricsSources). */
   private kubeMetrics(): void {
     const registers = [this.registry];
     this.admissions = new Counter({

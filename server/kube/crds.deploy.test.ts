@@ -31,6 +31,10 @@ function docs(file: string): Obj[] {
   });
 }
 
+/** The optional monitoring Kustomization (Prometheus Operator kinds), and its Prometheus rule file (no object). */
+const MONITORING = 'monitoring/';
+const RULE_FILE = 'monitoring/meshdeck.rules.yaml';
+
 const kustomization = docs('kustomization.yaml')[0]!;
 const manifests = (kustomization.resources as string[]).flatMap((f) => docs(f));
 const find = (kind: string, name: string) => {
@@ -41,7 +45,7 @@ const find = (kind: string, name: string) => {
 
 describe('deploy/ manifests', () => {
   it('every YAML file parses and every object has apiVersion, kind and a name', () => {
-    for (const file of yamlFiles(DEPLOY)) {
+    for (const file of yamlFiles(DEPLOY).filter((f) => f !== RULE_FILE)) {
       for (const o of docs(file)) {
         expect(o.apiVersion, file).toMatch(/^[a-z0-9.]+(\/v\w+)?$/);
         expect(o.kind, file).toMatch(/^[A-Z]\w+$/);
@@ -50,7 +54,7 @@ describe('deploy/ manifests', () => {
     }
   });
 
-  it('the Kustomize base lists every manifest in deploy/', () => {
+  it('the Kustomize base lists every manifest in deploy/ but the optional monitoring/', () => {
     expect(kustomization).toMatchObject({
       apiVersion: 'kustomize.config.k8s.io/v1beta1',
       kind: 'Kustomization',
@@ -58,12 +62,32 @@ describe('deploy/ manifests', () => {
     const listed = [...(kustomization.resources as string[])].sort();
     expect(listed).toEqual(
       yamlFiles(DEPLOY)
-        .filter((f) => f !== 'kustomization.yaml')
+        .filter((f) => f !== 'kustomization.yaml' && !f.startsWith(MONITORING))
         .sort(),
     );
     expect(
       manifests.filter((m) => m.kind === 'CustomResourceDefinition').map((m) => m.metadata.name),
     ).toEqual(['virtualservices.msm.l7mp.io', 'routes.msm.l7mp.io', 'targets.msm.l7mp.io']);
+  });
+
+  it("monitoring/ lists its manifests; its ServiceMonitor scrapes the console Service's http port", () => {
+    const k = docs('monitoring/kustomization.yaml')[0]!;
+    expect(k).toMatchObject({ kind: 'Kustomization', namespace: 'meshdeck-system' });
+    expect((k.resources as string[]).map((f) => `${MONITORING}${f}`).sort()).toEqual(
+      yamlFiles(DEPLOY)
+        .filter((f) => f.startsWith(MONITORING) && f !== RULE_FILE && f !== 'monitoring/kustomization.yaml')
+        .sort(),
+    );
+    const monitor = docs('monitoring/servicemonitor.yaml')[0]!;
+    const service = find('Service', 'meshdeck');
+    expect(monitor.kind).toBe('ServiceMonitor');
+    expect(service.metadata.labels).toMatchObject(monitor.spec.selector.matchLabels);
+    const port = monitor.spec.endpoints[0];
+    expect(service.spec.ports.map((p: Obj) => p.name)).toContain(port.port);
+    expect(port.path).toBe('/metrics');
+    // The dashboard ConfigMap is generated from a file that must exist.
+    for (const g of k.configMapGenerator as Obj[])
+      for (const f of g.files as string[]) expect(readdirSync(path.join(DEPLOY, MONITORING))).toContain(f);
   });
 
   it('namespaced objects live in meshdeck-system, which the base creates', () => {

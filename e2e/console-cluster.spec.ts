@@ -137,13 +137,18 @@ test('a change made in the cluster meanwhile: the toolbar and the apply panel na
 }) => {
   const { url, admin } = info();
   const ROUTE = '/apis/msm.l7mp.io/v1/namespaces/default/routes/gateway-route';
+  // As kubectl edit does: read, change, write; a status write in between (409 Conflict) means read again.
   const setRetries = async (n: number) => {
-    const cr = (await kubeRequest(url, admin, 'GET', ROUTE)).body as {
-      spec: { retry: { num_retries: number } };
-    };
-    cr.spec.retry.num_retries = n;
-    const put = await kubeRequest(url, admin, 'PUT', ROUTE, cr);
-    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    for (let attempt = 1; ; attempt++) {
+      const cr = (await kubeRequest(url, admin, 'GET', ROUTE)).body as {
+        spec: { retry: { num_retries: number } };
+      };
+      cr.spec.retry.num_retries = n;
+      const put = await kubeRequest(url, admin, 'PUT', ROUTE, cr);
+      if (put.status === 409 && attempt < 5) continue;
+      expect(put.status, JSON.stringify(put.body)).toBe(200);
+      return;
+    }
   };
   await openConsole(page, VS);
   const port = String(await freePort('udp', '0.0.0.0'));

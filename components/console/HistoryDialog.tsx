@@ -175,6 +175,7 @@ function RecordView({
           {new Date(r.at).toLocaleString()} · draft {r.draft}, revision {r.revision}
           {r.force ? ' · force' : ''}
           {r.prune ? ' · prune' : ''}
+          {r.overwrote?.length ? ` · overwrote changes made in the cluster to ${r.overwrote.join(', ')}` : ''}
         </p>
       </header>
       {r.error ? (

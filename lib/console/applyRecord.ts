@@ -62,6 +62,11 @@ export const ApplySummary = z.strictObject({
   /** Cluster: the apply took over fields other managers owned / deleted what the draft removed. */
   force: z.boolean().optional(),
   prune: z.boolean().optional(),
+  /**
+   * Cluster: the objects changed in the cluster since the draft started whose change this apply undid,
+   * with Overwrite chosen (lib/console/clusterDrift.ts), as `Kind/namespace/name`.
+   */
+  overwrote: z.array(z.string()).optional(),
 });
 export type ApplySummary = z.infer<typeof ApplySummary>;
 

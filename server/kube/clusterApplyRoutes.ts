@@ -137,11 +137,10 @@ export async function postClusterApply(req: Request): Promise<Response> {
   let historyId: number | undefined;
   try {
     // Kubernetes mode: a draft behind the cluster would revert what others changed meanwhile.
-    const changes =
-      p.kinds.kinds && !body.overwrite
-        ? changesUndoneBy(await clusterChangesOf(p.store, p.kinds.kinds), body.prune ?? false)
-        : [];
-    if (changes.length > 0) {
+    const changes = p.kinds.kinds
+      ? changesUndoneBy(await clusterChangesOf(p.store, p.kinds.kinds), body.prune ?? false)
+      : [];
+    if (changes.length > 0 && !body.overwrite) {
       getMeshMetrics()?.applied('cluster', 'refused');
       return jsonResponse(
         {
@@ -155,7 +154,14 @@ export async function postClusterApply(req: Request): Promise<Response> {
     // The cluster's objects as the mirror has them now, before the apply changes them: the record's "before".
     const before = await readMeshDirContent(p.store.meshDir).then(meshDirDoc, () => undefined);
     result = await p.apply.apply(p.files, { ...body, ...p.kinds });
-    if (result.applied) historyId = await recordClusterApply(p, body, result, before);
+    if (result.applied)
+      historyId = await recordClusterApply(
+        p,
+        body,
+        result,
+        before,
+        changes.map((c) => c.key),
+      );
   } finally {
     release();
   }
@@ -184,6 +190,7 @@ async function recordClusterApply(
   body: z.infer<typeof ClusterApplyBody>,
   result: ApplyResult,
   before: DraftDoc | undefined,
+  overwrote: string[],
 ): Promise<number | undefined> {
   const history = getConsoleContext()?.applies;
   if (!history) return undefined;
@@ -206,6 +213,7 @@ async function recordClusterApply(
       })),
       ...(body.force ? { force: true } : {}),
       ...(body.prune ? { prune: true } : {}),
+      ...(overwrote.length ? { overwrote } : {}),
       ...(before ? {} : { error: "the cluster's objects before the apply could not be read" }),
       before: from,
       after,

@@ -22,6 +22,7 @@ import { parseManifests } from '@/lib/parse/parseManifests';
 import { convertSeedDialect } from '@/lib/parse/seedDialect';
 import { ConsoleAuth, CSRF_HEADER, SESSION_COOKIE, setConsoleAuth } from '../console/consoleAuth';
 import { setConsoleContext } from '../console/consoleContext';
+import { ApplyHistory } from '../console/ApplyHistory';
 import { DraftRegistry } from '../console/DraftRegistry';
 import { setControlPlane } from '../controlPlane/registry';
 import { freePort, type L7mpProcess, startL7mp } from '../testing/startL7mp';
@@ -60,6 +61,7 @@ let cp: KubeControlPlane;
 let mirror: ClusterMirror;
 let view: KubeConsole;
 let drafts: DraftRegistry;
+let applies: ApplyHistory;
 const auth = new ConsoleAuth('kube-console-test-token');
 const logs: string[] = [];
 const context = () => `log:\n${logs.slice(-30).join('\n')}`;
@@ -112,7 +114,8 @@ beforeAll(async () => {
   view = new KubeConsole({ cp, server: kc.getCurrentCluster()!.server, pollMs: 200 });
   drafts = new DraftRegistry({ meshDir: mirror.dir, stateDir: path.join(tmp, 'state'), logger });
   setConsoleAuth(auth);
-  setConsoleContext({ drafts, examplesDir: path.join(tmp, 'no-examples') });
+  applies = new ApplyHistory({ dir: path.join(tmp, 'applies'), logger });
+  setConsoleContext({ drafts, applies, examplesDir: path.join(tmp, 'no-examples') });
   setControlPlane(view);
   setClusterContext({ client: new ClusterClient(kc), applyKinds: MESH_CRD_KINDS });
 }, 240_000);
@@ -310,9 +313,11 @@ describe('the console in Kubernetes mode (real API server, real l7mp)', () => {
     const custom = kc.makeApiClient(k8s.CustomObjectsApi);
     const route = { ...GROUP, namespace: NS, plural: 'routes', name: 'gateway-route' };
     const setRetries = async (n: number) => {
-      const cr = (await custom.getNamespacedCustomObject(route)) as Obj;
-      cr.spec.retry.num_retries = n;
-      await custom.replaceNamespacedCustomObject({ ...route, body: cr });
+      // A merge patch, as `kubectl patch --type merge` sends: no resourceVersion to race the status writes.
+      await custom.patchNamespacedCustomObject(
+        { ...route, body: { spec: { retry: { num_retries: n } } } },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      );
       await until(`the mirror shows num_retries ${n}`, async () =>
         (await mirrorFiles())['default/mesh.yaml']!.includes(`num_retries: ${n}`),
       );
@@ -373,6 +378,9 @@ describe('the console in Kubernetes mode (real API server, real l7mp)', () => {
       overwrite: true,
     });
     expect(overwritten.status, await overwritten.clone().text()).toBe(200);
+    // The apply history says what the apply undid, besides who and when.
+    const { historyId } = (await overwritten.json()) as Obj;
+    expect((await applies.get(historyId as number))?.overwrote).toEqual([`Route/${NS}/gateway-route`]);
     expect(((await custom.getNamespacedCustomObject(route)) as Obj).spec.retry.num_retries).toBe(5);
     await until(
       'the mirror shows the draft again, and nothing is behind',

@@ -14,6 +14,7 @@
  * pushes to proxies nor writes status.
  */
 import { EventEmitter } from 'node:events';
+import os from 'node:os';
 import * as k8s from '@kubernetes/client-node';
 import type { CompiledMesh } from '@/lib/engine/compileMesh';
 import { MeshEngine } from '@/lib/engine/meshEngine';
@@ -33,6 +34,7 @@ import {
   withTransitionTimes,
 } from '@/lib/kube/meshStatus';
 import { type EndpointSlice, SERVICE_NAME_LABEL } from '@/lib/model/kube';
+import { conditionEvents, proxyEvent } from '@/lib/kube/meshEvents';
 import { jsonEqual } from '@/lib/util/jsonEqual';
 import { coalescingRunner } from '@/lib/util/coalescingRunner';
 import { backoffDelay } from '../l7mp/backoffDelay';
@@ -47,6 +49,7 @@ import { grpcSyncFields, xdsLiveState } from '../controlPlane/xdsLiveState';
 import { XdsStreamTracker } from '../controlPlane/xdsStreamTracker';
 import type { AdsServer } from '../xds/AdsServer';
 import type { MeshXdsPublisher } from '../xds/meshXds';
+import { EventRecorder } from './eventRecorder';
 import {
   describeError,
   type InformerState,
@@ -87,6 +90,11 @@ export interface KubeControllerOptions {
   statusCoalesceMs?: number;
   /** The field manager of status writes; default `meshdeck-controller`. */
   fieldManager?: string;
+  /**
+   * Kubernetes Events about condition changes and failed pushes (lib/kube/meshEvents.ts), reported as
+   * this instance (default `<hostname>-<pid>`); false: none.
+   */
+  events?: { instance?: string } | false;
   logger?: KubeControllerLogger;
 }
 
@@ -139,6 +147,9 @@ export class KubeController extends EventEmitter<KubeControllerEvents> {
   private readonly tracker: XdsStreamTracker | undefined;
   /** The gRPC clients' progress the last status pass used (JSON by id): an ADS event that changes none is no news. */
   private grpcSeen = new Map<string, string>();
+  private readonly events: EventRecorder | undefined;
+  /** Each l7mp proxy's phase as last told (while active): a proxy's event is about a change. */
+  private readonly proxyPhases = new Map<string, string>();
 
   constructor(private readonly options: KubeControllerOptions) {
     super();
@@ -157,7 +168,15 @@ export class KubeController extends EventEmitter<KubeControllerEvents> {
     this.source.on('snapshot', (ks, change) => this.onSnapshot(ks, change));
     // Someone else changed a status (or our own write came back): compare again.
     this.source.on('status', () => this.scheduleStatus());
-    this.reconciler.on('state', () => this.scheduleStatus());
+    this.reconciler.on('state', (s) => {
+      this.proxyStateEvent(s);
+      this.scheduleStatus();
+    });
+    if (options.events !== false)
+      this.events = new EventRecorder(options.kubeConfig, {
+        instance: options.events?.instance ?? `${os.hostname()}-${process.pid}`,
+        logger: this.logger,
+      });
     if (options.xdsServer) {
       this.tracker = new XdsStreamTracker(
         (nodeId) => {
@@ -187,6 +206,7 @@ export class KubeController extends EventEmitter<KubeControllerEvents> {
     if (this.stopped || active === this.active) return;
     this.active = active;
     this.written.clear();
+    this.proxyPhases.clear();
     // Not active: stop managing proxies and leave their config alone for the replica that is.
     this.reconciler.setDesired(active ? this.desired : {});
     if (active) this.scheduleStatus();
@@ -239,6 +259,7 @@ export class KubeController extends EventEmitter<KubeControllerEvents> {
     await this.source.stop();
     await this.reconciler.stop();
     await this.statusPass().catch(() => undefined);
+    await this.events?.whenIdle();
   }
 
   // ------------------------------------------------------------------ snapshot -> engine -> proxies
@@ -356,6 +377,18 @@ export class KubeController extends EventEmitter<KubeControllerEvents> {
     return out;
   }
 
+  /** A Pod event when an l7mp proxy's push fails, it cannot be reached, or it is in sync again (leader only). */
+  private proxyStateEvent(s: ProxySyncState): void {
+    if (!this.active || this.stopped || !this.events) return;
+    const before = this.proxyPhases.get(s.id);
+    this.proxyPhases.set(s.id, s.phase);
+    const failure = pushFailure(s);
+    const e = proxyEvent(before, { id: s.id, phase: s.phase, ...(failure ? { failure } : {}) });
+    if (!e) return;
+    const uid = this.source.raw('Pod', e.regarding.namespace, e.regarding.name)?.metadata?.uid;
+    this.events.record(uid ? { ...e, regarding: { ...e.regarding, uid } } : e);
+  }
+
   // ------------------------------------------------------------------ status
 
   private scheduleStatus(delayMs = this.statusCoalesceMs): void {
@@ -374,10 +407,7 @@ export class KubeController extends EventEmitter<KubeControllerEvents> {
     const compiled = this.engine.current;
     const proxies: Record<string, ProxyProgress> = {};
     for (const s of this.reconciler.states()) {
-      const f = s.lastPush && !s.lastPush.ok ? s.lastPush.failed : undefined;
-      const message = f
-        ? `${f.op ? `${f.op.method} ${f.op.path}: ` : ''}${f.status ? `HTTP ${f.status}: ` : ''}${f.message}`
-        : undefined;
+      const message = pushFailure(s);
       proxies[s.id] = { phase: s.phase, inSync: s.inSync, ...(message ? { message } : {}) };
     }
     if (this.tracker) {
@@ -459,6 +489,14 @@ export class KubeController extends EventEmitter<KubeControllerEvents> {
         after: res.metadata?.resourceVersion,
       });
       this.loggedWriteErrors.delete(key);
+      const regarding = {
+        apiVersion: `${MESH_GROUP}/${MESH_VERSION}`,
+        kind: info.ref.kind,
+        namespace: info.ref.namespace,
+        name: info.ref.name,
+        ...(raw.metadata?.uid ? { uid: raw.metadata.uid } : {}),
+      };
+      for (const e of conditionEvents(regarding, raw.status, conditions)) this.events?.record(e);
       this.emit('status', key, body.status.conditions);
       return true;
     } catch (e) {
@@ -472,6 +510,14 @@ export class KubeController extends EventEmitter<KubeControllerEvents> {
       return false;
     }
   }
+}
+
+/** A failed push in the proxy's own words: the operation, the HTTP status, the message. */
+function pushFailure(s: ProxySyncState): string | undefined {
+  const f = s.lastPush && !s.lastPush.ok ? s.lastPush.failed : undefined;
+  return f
+    ? `${f.op ? `${f.op.method} ${f.op.path}: ` : ''}${f.status ? `HTTP ${f.status}: ` : ''}${f.message}`
+    : undefined;
 }
 
 /** Why a gRPC client is not in sync, in its own words where it gave any (a NACK's error_detail). */

@@ -10,6 +10,7 @@ import { canonicalL7mpConfig } from '@/lib/l7mp/canonicalL7mp';
 import type { L7mpOperation } from '@/lib/model/l7mp';
 import { MeshXdsPublisher } from '../xds/meshXds';
 import { freePort, type L7mpProcess, startL7mp } from '../testing/startL7mp';
+import { EventRecorder } from './eventRecorder';
 import { type KubeControllerUpdate, KubeController } from './KubeController';
 import {
   applySeed,
@@ -96,6 +97,16 @@ async function applyExample1(): Promise<void> {
       ]),
     });
   });
+}
+
+/** The Events about one object, as `kubectl describe` finds them (by the object's uid), oldest first. */
+async function eventsAbout(kind: string, name: string, uid?: string): Promise<k8s.EventsV1Event[]> {
+  const list = await kc.makeApiClient(k8s.EventsV1Api).listNamespacedEvent({ namespace: NS });
+  return list.items
+    .filter(
+      (e) => e.regarding?.kind === kind && e.regarding.name === name && (!uid || e.regarding.uid === uid),
+    )
+    .sort((a, b) => String(a.eventTime).localeCompare(String(b.eventTime)));
 }
 
 function conditions(o: Obj): Record<string, Obj> {
@@ -283,6 +294,29 @@ describe('KubeController on a real API server and real l7mp proxies', () => {
     expect(conditions(dangling).Accepted).toMatchObject({ status: 'True' });
     expect(conditions(dangling).ResolvedRefs).toMatchObject({ status: 'False', reason: 'InvalidReference' });
     expect(conditions(dangling).ResolvedRefs!.message).toContain('no-such-target');
+    // `kubectl describe` shows why, as Events from the controller about each object (found by uid).
+    const brokenEvents = await until('a Warning event about broken', async () => {
+      const es = await eventsAbout('VirtualService', 'broken', broken.metadata.uid);
+      return es.length ? es : undefined;
+    });
+    expect(brokenEvents).toEqual([
+      expect.objectContaining({
+        type: 'Warning',
+        reason: 'Invalid',
+        action: 'Validate',
+        reportingController: 'msm.l7mp.io/meshdeck',
+        note: expect.stringContaining('a Target takes at most one protocol key'),
+      }),
+    ]);
+    const danglingEvents = await until('a Warning event about dangling', async () => {
+      const es = await eventsAbout('VirtualService', 'dangling', dangling.metadata.uid);
+      return es.some((e) => e.reason === 'InvalidReference') ? es : undefined;
+    });
+    expect(danglingEvents.find((e) => e.reason === 'InvalidReference')).toMatchObject({
+      type: 'Warning',
+      action: 'ResolveReferences',
+      note: expect.stringContaining('no-such-target'),
+    });
     // The proxies keep the valid mesh: the dangling listener is dropped, the broken object never seen.
     await until('in sync', () => controller.syncStates().every((s) => s.inSync));
     expect(canonicalL7mpConfig(await live(gateway, GATEWAY_IP))).toEqual(
@@ -327,6 +361,11 @@ describe('KubeController on a real API server and real l7mp proxies', () => {
       return conditions(o).Accepted?.observedGeneration === 2 ? o : undefined;
     });
     expect(conditions(fixed).Accepted).toMatchObject({ status: 'True', reason: 'Accepted' });
+    await until('a Normal event: broken is accepted now', async () =>
+      (await eventsAbout('VirtualService', 'broken', broken.metadata.uid)).some(
+        (e) => e.type === 'Normal' && e.reason === 'Accepted',
+      ),
+    );
     await custom.deleteNamespacedCustomObject({
       ...GROUP,
       namespace: NS,
@@ -433,4 +472,55 @@ describe('KubeController on a real API server and real l7mp proxies', () => {
       }
     },
   );
+
+  it('the event recorder: a repeat becomes a series on the first Event; an object past its burst gets no more', async () => {
+    let now = Date.parse('2026-11-28T12:00:00Z');
+    const recorder = new EventRecorder(kc, { instance: 'test-replica', burst: 2, now: () => now, logger });
+    const regarding = { apiVersion: 'v1', kind: 'Pod', namespace: NS, name: 'recorder-test' };
+    const event = {
+      regarding,
+      type: 'Warning' as const,
+      reason: 'PushFailed',
+      action: 'Push',
+      note: 'HTTP 500',
+    };
+    recorder.record(event);
+    now += 1000;
+    recorder.record(event);
+    now += 1000;
+    recorder.record(event);
+    await recorder.whenIdle();
+    const [first, ...others] = await eventsAbout('Pod', 'recorder-test');
+    expect(others).toEqual([]);
+    expect(first).toMatchObject({
+      reason: 'PushFailed',
+      reportingInstance: 'test-replica',
+      series: { count: 3, lastObservedTime: expect.anything() },
+    });
+    // Two other notes: the first takes the bucket's second token, the next finds it empty.
+    recorder.record({ ...event, note: 'HTTP 502' });
+    recorder.record({ ...event, note: 'HTTP 503' });
+    await recorder.whenIdle();
+    expect((await eventsAbout('Pod', 'recorder-test')).map((e) => e.note)).toEqual(['HTTP 500', 'HTTP 502']);
+  });
+
+  it('a proxy that stops answering: a ProxyUnreachable Warning on its Pod', async () => {
+    const pod = (await kc
+      .makeApiClient(k8s.CoreV1Api)
+      .readNamespacedPod({ namespace: NS, name: 'transcoder-0' })) as k8s.V1Pod;
+    await transcoder.stop();
+    const events = await until(
+      'an event about the transcoder Pod',
+      async () => {
+        const es = await eventsAbout('Pod', 'transcoder-0', pod.metadata!.uid);
+        return es.some((e) => e.reason === 'ProxyUnreachable') ? es : undefined;
+      },
+      30_000,
+    );
+    expect(events.find((e) => e.reason === 'ProxyUnreachable')).toMatchObject({
+      type: 'Warning',
+      action: 'Push',
+      regarding: { kind: 'Pod', name: 'transcoder-0', uid: pod.metadata!.uid },
+    });
+  });
 });

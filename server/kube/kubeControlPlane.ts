@@ -68,6 +68,7 @@ export class KubeControlPlane {
       ...(options.namespace ? { namespace: options.namespace } : {}),
       ...(options.xds ? { xds: options.xds } : {}),
       ...(options.xdsServer ? { xdsServer: options.xdsServer } : {}),
+      events: { instance: this.identity },
       ...options.controller,
       active: false,
       logger,

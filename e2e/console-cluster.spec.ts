@@ -6,7 +6,7 @@
  * custom resource and the real l7mp gateway follow. Without write rights (the RoleBinding removed), the
  * console says what RBAC denies and offers Open PR instead. A Route changed in the cluster meanwhile (as
  * kubectl edit would) shows as "Changed in the cluster", the apply panel names it and waits, and a rebase
- * takes it into the draft (lib/console/clusterDrift.ts).
+ * takes it into the draft (lib/console/clusterDrift.ts). The Inspector lists an object's Events.
  */
 import { readFileSync } from 'node:fs';
 import { expect, test } from '@playwright/test';
@@ -200,4 +200,17 @@ test('a change made in the cluster meanwhile: the toolbar and the apply panel na
   } finally {
     await setRetries(3);
   }
+});
+
+test("the Inspector shows an object's Kubernetes Events, as kubectl describe does", async ({ page }) => {
+  await openConsole(page, VS);
+  await page.getByTestId(`node-${VS}`).click();
+  await page.getByTestId('tab-inspector').click();
+  const events = page.getByTestId('inspector').getByTestId('cluster-events');
+  // Folded into one line; the controller recorded the object being programmed on its proxy.
+  await expect(events.locator('summary')).toContainText(/Events: .*normal/);
+  await events.locator('summary').click();
+  const programmed = events.getByTestId('cluster-event').filter({ hasText: 'Programmed' });
+  await expect(programmed.first()).toContainText('msm.l7mp.io/meshdeck');
+  await page.screenshot({ path: `${SHOTS}/cluster-events.png` });
 });

@@ -11,6 +11,7 @@ import { meshJsonSchema, type SchemaKind, SCHEMA_KINDS } from '@/lib/model/jsonS
 import { formatFieldPath } from '@/lib/model/fieldPath';
 import type { Diagnostic } from '@/lib/model/diagnostic';
 import type { MeshLiveState } from '@/server/controlPlane/liveState';
+import { ClusterEventsPanel } from './ClusterEventsPanel';
 import { MeshSummaryPanel } from './MeshSummaryPanel';
 import { proxyTone } from './nodeLive';
 import { ProbePanel } from './ProbePanel';
@@ -62,6 +63,8 @@ export function Inspector({
   onDuplicate,
 }: InspectorProps) {
   const node = compilation.graph.nodes.find((n) => n.id === selectedId);
+  // Kubernetes mode: the object's Events, as `kubectl describe` shows them.
+  const onCluster = live?.mesh.mode === 'kubernetes';
   const key = node?.object?.key;
   const objects = key ? compilation.model.byKey.get(key) : undefined;
   const object = objects?.length === 1 ? objects[0] : undefined;
@@ -136,6 +139,7 @@ export function Inspector({
             Preview its config
           </button>
         ) : null}
+        {onCluster ? <ClusterEventsPanel kind="Pod" namespace={node.namespace} name={node.name} /> : null}
       </div>
     );
   }
@@ -206,6 +210,9 @@ export function Inspector({
           </>
         ) : null}
       </p>
+      {onCluster && !node.generated ? (
+        <ClusterEventsPanel kind={object.kind} namespace={object.namespace} name={object.name} />
+      ) : null}
       {split && split.length > 0 ? (
         <SplitEditor
           entries={split}

@@ -14,6 +14,7 @@ import { liveSync } from '@/lib/gitops/liveSync';
 import { POST as postLocalApply } from '@/app/api/apply/route';
 import { POST as postApply } from '@/app/api/cluster/apply/route';
 import { POST as postDryRun } from '@/app/api/cluster/dry-run/route';
+import { GET as getEvents } from '@/app/api/cluster/events/route';
 import { GET as getDisk } from '@/app/api/draft/disk/route';
 import { POST as postRebase } from '@/app/api/draft/rebase/route';
 import { compileMesh } from '@/lib/engine/compileMesh';
@@ -388,6 +389,57 @@ describe('the console in Kubernetes mode (real API server, real l7mp)', () => {
         ((await summary()).cluster as Obj[]).length === 0 &&
         (await mirrorFiles())['default/mesh.yaml']!.includes('num_retries: 5'),
     );
+  });
+
+  it("an object's Events, as kubectl describe lists them: Meshdeck's own and the kubelet's", async () => {
+    const events = async (kind: string, name: string) => {
+      const res = await getEvents(
+        new Request(`http://127.0.0.1:3100/api/cluster/events?kind=${kind}&namespace=${NS}&name=${name}`),
+      );
+      expect(res.status, await res.clone().text()).toBe(200);
+      return ((await res.json()) as { events: Obj[] }).events;
+    };
+    // The controller (leading) recorded the VirtualService being programmed on its proxies.
+    const vs = await until('a Programmed event about the VirtualService', async () => {
+      const es = await events('VirtualService', 'gateway-user-b-vsvc');
+      return es.some((e) => e.reason === 'Programmed') ? es : undefined;
+    });
+    expect(vs.find((e) => e.reason === 'Programmed')).toMatchObject({
+      type: 'Normal',
+      from: 'msm.l7mp.io/meshdeck (console-replica)',
+    });
+    // A kubelet's event about a proxy's Pod comes along too.
+    await kc.makeApiClient(k8s.CoreV1Api).createNamespacedEvent({
+      namespace: NS,
+      body: {
+        metadata: { name: 'gateway-0.kubelet-test', namespace: NS },
+        involvedObject: { apiVersion: 'v1', kind: 'Pod', namespace: NS, name: 'gateway-0' },
+        type: 'Warning',
+        reason: 'BackOff',
+        message: 'Back-off restarting failed container l7mp',
+        count: 4,
+        firstTimestamp: new Date(Date.now() - 600_000),
+        lastTimestamp: new Date(),
+        source: { component: 'kubelet', host: 'node-1' },
+      },
+    });
+    const pod = await events('Pod', 'gateway-0');
+    expect(pod).toContainEqual(
+      expect.objectContaining({
+        type: 'Warning',
+        reason: 'BackOff',
+        count: 4,
+        note: 'Back-off restarting failed container l7mp',
+        from: 'kubelet (node-1)',
+      }),
+    );
+    // Only that object's: nothing about the other VirtualService.
+    expect((await events('VirtualService', 'no-such-vsvc')).length).toBe(0);
+    // A field selector cannot be widened through the query.
+    const bad = await getEvents(
+      new Request(`http://127.0.0.1:3100/api/cluster/events?kind=Pod&namespace=${NS}&name=a,type=Normal`),
+    );
+    expect(bad.status).toBe(400);
   });
 
   it('follows the cluster: an object created or deleted by someone else appears in and leaves the mirror', async () => {

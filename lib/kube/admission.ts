@@ -87,6 +87,16 @@ export interface AdmissionCluster {
 export type AdmissionAnswer = { ok: true; review: AdmissionReviewResponse } | { ok: false; error: string };
 
 /**
+ * The kube-controller-manager's identities that delete objects for a namespace being deleted or an
+ * owner deleted with cascade (per controller with --use-service-account-credentials, else its own).
+ */
+export const CONTROLLER_USERS: ReadonlySet<string> = new Set([
+  'system:serviceaccount:kube-system:namespace-controller',
+  'system:serviceaccount:kube-system:generic-garbage-collector',
+  'system:kube-controller-manager',
+]);
+
+/**
  * Decides one AdmissionReview (parsed JSON). `cluster` is undefined until the informers have listed:
  * then only the object itself is checked. Never throws on input.
  */
@@ -115,7 +125,9 @@ function decide(req: AdmissionRequest, cluster: AdmissionCluster | undefined): A
 
   if (req.operation === 'DELETE') {
     const name = req.name ?? nameOf(req.oldObject);
-    if (!cluster || !name) return allowed();
+    // Deletes by Kubernetes' own controllers (a namespace being emptied, an owner's cascade): nobody
+    // reads their warnings, and a namespace of N mesh objects would cost N compiles of the mesh.
+    if (!cluster || !name || CONTROLLER_USERS.has(req.userInfo?.username ?? '')) return allowed();
     const after = withObject(cluster.objects, kind, namespace, name, undefined);
     return allowed(addedProblems(cluster, after).map((d) => `after the delete, ${describe(d)}`));
   }

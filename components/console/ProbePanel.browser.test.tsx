@@ -125,6 +125,17 @@ describe('ProbePanel', () => {
     expect(options.elements().map((o) => o.textContent)).toEqual(['default/gateway-0', 'default/gateway-1']);
   });
 
+  it('says where the probe is sent from: the local mesh, or this Meshdeck process in Kubernetes mode', async () => {
+    const local = await renderPanel(liveWith(['default/gateway-0']));
+    await expect.element(local.getByTestId('probe')).toHaveTextContent('on the local mesh');
+    local.unmount();
+    const kube = liveWith(['default/gateway-0']);
+    const screen = await renderPanel({ ...kube, mesh: { ...kube.mesh, mode: 'kubernetes' } });
+    await expect
+      .element(screen.getByTestId('probe'))
+      .toHaveTextContent('from this Meshdeck process and wait for the echo (loopback addresses only');
+  });
+
   it('renders nothing for a listener no running proxy has (a draft-only VirtualService)', async () => {
     const screen = await renderPanel(liveWith([]));
     expect(screen.getByTestId('probe').query()).toBeNull();

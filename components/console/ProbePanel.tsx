@@ -55,7 +55,12 @@ export function ProbePanel({
   return (
     <section className="probe" aria-labelledby={`${id}-title`} data-testid="probe">
       <h3 id={`${id}-title`}>Probe</h3>
-      <p className="hint">Send one message through this listener on the local mesh and wait for the echo.</p>
+      <p className="hint">
+        {live?.mesh.mode === 'kubernetes'
+          ? // server/controlPlane/probe.ts sends from this process, to loopback addresses only.
+            'Send one message through this listener from this Meshdeck process and wait for the echo (loopback addresses only: a cluster on this host).'
+          : 'Send one message through this listener on the local mesh and wait for the echo.'}
+      </p>
       {proxies.length > 1 ? (
         <label className="probe__row">
           <span>proxy</span>

@@ -56,6 +56,8 @@ test("the chip says what runs is no longer Git's, the dialog names the field, an
     // Paths are relative to the repository's mesh directory (the dialog's head names it).
     await expect(row).toContainText(/Git: mesh.yaml:\d+ · running: mesh.yaml:\d+/);
     await expect(dialog).toContainText('directory examples/seed-example-1');
+    // And what runs: the mesh directory the console's control plane serves.
+    await expect(dialog.getByTestId('live-sync-running')).toContainText(/^the mesh directory \//);
     await page.screenshot({ path: `${SHOTS}/console-live-sync.png` });
 
     // The chip agrees once the dialog closes.

@@ -693,6 +693,14 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
         onClose={() => setDialog(undefined)}
         canWrite={session.status === 'signed-in' && draft.save.state !== 'local'}
         onOpenDraft={stableSwitchDraft}
+        // Both sides named: a console serving another directory than the repository's sees every object differ.
+        {...(live
+          ? {
+              running: onCluster
+                ? `the cluster ${live.mesh.cluster?.server ?? ''}${live.mesh.cluster?.namespace ? ` (namespace ${live.mesh.cluster.namespace})` : ''}`
+                : `the mesh directory ${live.mesh.source}`,
+            }
+          : {})}
         onFocus={(key) => {
           setDialog(undefined);
           if (compilation.model.byKey.has(key)) pickNode(key);

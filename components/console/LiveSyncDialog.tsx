@@ -81,6 +81,8 @@ export function LiveSyncDialog(p: {
   onOpenDraft(id: string): void;
   /** Selects an object of the current draft on the canvas. */
   onFocus?(key: string): void;
+  /** What runs, for the head: the mesh directory the control plane serves, or the cluster. */
+  running?: string;
 }) {
   const q = useLiveSync();
   const queryClient = useQueryClient();
@@ -139,7 +141,13 @@ export function LiveSyncDialog(p: {
               <code>
                 {s.repository.source.kind === 'url' ? s.repository.source.url : s.repository.source.path}
               </code>
-              {s.kinds ? ` (${s.kinds.join(', ')})` : ''} at {new Date(s.at).toLocaleTimeString()}.
+              {s.kinds ? ` (${s.kinds.join(', ')})` : ''} at {new Date(s.at).toLocaleTimeString()}
+              {p.running ? (
+                <>
+                  ; what runs: <code data-testid="live-sync-running">{p.running}</code>
+                </>
+              ) : null}
+              .
             </p>
           ) : q.isError ? (
             <p className="field-error" role="alert">

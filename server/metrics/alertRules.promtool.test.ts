@@ -1,7 +1,8 @@
 // Meshdeck's alerting rules and dashboard queries (lib/monitoring/) checked by the REAL promtool (Debian's
 // prometheus package; .ci/run installs it): the rule file loads, every dashboard query parses, and each
 // alert fires on the series that should set it off (after its `for`), stays quiet before, and renders
-// its summary and description as written here (`promtool test rules`).
+// its summary and description as written here (`promtool test rules`); and Meshdeck's own exposition
+// passes `promtool check metrics` (its lint of names, types and units).
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -11,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { ALERT_GROUPS, rulesFileYaml } from '@/lib/monitoring/alertRules';
 import { dashboardQueries } from '@/lib/monitoring/grafanaDashboard';
+import { MeshMetrics } from './MeshMetrics';
 
 const run = promisify(execFile);
 const PROMTOOL = process.env.PROMTOOL ?? '/usr/bin/promtool';
@@ -81,21 +83,21 @@ const SCENARIOS: Scenario[] = [
   {
     alert: 'MeshdeckXdsConfigRejected',
     series: {
-      [`meshdeck_xds_sync{type="cds", status="NACKED", ${I}}`]: '0 2x20',
-      [`meshdeck_xds_sync{type="cds", status="NACKED", ${I2}}`]: '0 1x20',
-      [`meshdeck_xds_sync{type="lds", status="SYNCED", ${I}}`]: '5x20',
+      [`meshdeck_xds_sync{type="CDS", status="NACKED", ${I}}`]: '0 2x20',
+      [`meshdeck_xds_sync{type="CDS", status="NACKED", ${I2}}`]: '0 1x20',
+      [`meshdeck_xds_sync{type="LDS", status="SYNCED", ${I}}`]: '5x20',
     },
     quietAt: '3m',
     firesAt: '8m',
-    fires: [{ labels: { type: 'cds' }, value: '3', summary: '3 xDS clients reject the cds config' }],
+    fires: [{ labels: { type: 'CDS' }, value: '3', summary: '3 xDS clients reject the CDS config' }],
   },
   {
     alert: 'MeshdeckXdsSlowAcks',
     series: {
       // Every ACK in the (1 s, 2.5 s] bucket: p99 interpolates to 1 + 1.5 × 0.99 = 2.485 s.
-      [`meshdeck_xds_push_to_ack_seconds_bucket{type="eds", le="1", ${I}}`]: '0x40',
-      [`meshdeck_xds_push_to_ack_seconds_bucket{type="eds", le="2.5", ${I}}`]: '0+10x40',
-      [`meshdeck_xds_push_to_ack_seconds_bucket{type="eds", le="+Inf", ${I}}`]: '0+10x40',
+      [`meshdeck_xds_push_to_ack_seconds_bucket{type="EDS", le="1", ${I}}`]: '0x40',
+      [`meshdeck_xds_push_to_ack_seconds_bucket{type="EDS", le="2.5", ${I}}`]: '0+10x40',
+      [`meshdeck_xds_push_to_ack_seconds_bucket{type="EDS", le="+Inf", ${I}}`]: '0+10x40',
     },
     quietAt: '10m',
     firesAt: '25m',
@@ -104,15 +106,15 @@ const SCENARIOS: Scenario[] = [
   {
     alert: 'MeshdeckXdsStreamsRefused',
     series: {
-      [`meshdeck_xds_refused_streams_total{code="no_identity", ${I}}`]: '0x10 1+1x10',
+      [`meshdeck_xds_refused_streams_total{code="UNAUTHENTICATED", ${I}}`]: '0x10 1+1x10',
     },
     quietAt: '9m',
     firesAt: '20m',
     fires: [
       {
-        labels: { code: 'no_identity' },
+        labels: { code: 'UNAUTHENTICATED' },
         value: '10',
-        summary: 'Meshdeck refused 10 ADS streams (no_identity)',
+        summary: 'Meshdeck refused 10 ADS streams (UNAUTHENTICATED)',
       },
     ],
   },
@@ -347,5 +349,55 @@ describe('alerting rules and dashboard queries (real promtool)', () => {
     const r = await promtool('test', 'rules', 'meshdeck.rules.test.yaml');
     expect(r.code, r.out).toBe(0);
     expect(r.out).toContain('SUCCESS');
+  });
+});
+
+describe("Meshdeck's series (real promtool check metrics)", () => {
+  it('follow the exposition rules and the naming conventions (counters _total, base units)', async () => {
+    // Every family with samples: Kubernetes mode, each source given, each counter and histogram used.
+    const m = new MeshMetrics({ version: '0.1.0', mode: 'kubernetes', processMetrics: false });
+    m.setSources({
+      syncStates: () => [],
+      diagnostics: () => [{ severity: 'error' }],
+      leading: () => true,
+      informers: () => [{ kind: 'Route', running: true, restarts: 1, lists: 2 }] as never,
+      gitSync: () =>
+        ({ ok: true, at: Date.now(), counts: { synced: 7, modified: 1, missing: 0, extra: 0 } }) as never,
+      xds: () => undefined,
+    });
+    m.applied('cluster', 'applied');
+    m.admitted('warned', 'Route', 'CREATE');
+    m.ads.sent('CDS');
+    m.ads.replied('CDS', true, 12);
+    m.ads.replied('EDS', false, 30);
+    m.ads.refused('UNAUTHENTICATED');
+    m.pushed({ ok: true, applied: [], durationMs: 40 }, 'change');
+    await m.timeReload(async () => undefined);
+    const text = await m.registry.metrics();
+    expect(text).toContain('meshdeck_xds_push_to_ack_seconds_bucket');
+    const file = path.join(dir, 'metrics.txt');
+    await writeFile(file, text);
+    const r = await run('/bin/sh', ['-c', `${PROMTOOL} check metrics < metrics.txt`], { cwd: dir }).then(
+      (x) => ({ code: 0, out: x.stdout + x.stderr }),
+      (e: { code?: number; stdout?: string; stderr?: string }) => ({
+        code: e.code ?? -1,
+        out: `${e.stdout ?? ''}${e.stderr ?? ''}`,
+      }),
+    );
+    expect(r.out.trim()).toBe('');
+    expect(r.code).toBe(0);
+  });
+
+  it('the check can fail: a gauge named like a counter is reported', async () => {
+    await writeFile(path.join(dir, 'bad.txt'), '# HELP x_total A gauge.\n# TYPE x_total gauge\nx_total 1\n');
+    const r = await run('/bin/sh', ['-c', `${PROMTOOL} check metrics < bad.txt`], { cwd: dir }).then(
+      () => ({ code: 0, out: '' }),
+      (e: { code?: number; stdout?: string; stderr?: string }) => ({
+        code: e.code ?? -1,
+        out: `${e.stdout ?? ''}${e.stderr ?? ''}`,
+      }),
+    );
+    expect(r.code).not.toBe(0);
+    expect(r.out).toContain('non-counter metrics should not have "_total" suffix');
   });
 });

@@ -80,6 +80,24 @@ describe('clusterChanges', () => {
     expect(changes.map((c) => [c.key, c.fields])).toEqual([['Route/default/r1', ['metadata.labels']]]);
   });
 
+  it("parses only files that name a mesh kind: a large mirror's cluster.yaml is never parsed", () => {
+    const svc = 'apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n  namespace: default\n';
+    const json = JSON.stringify({
+      apiVersion: 'msm.l7mp.io/v1',
+      kind: 'Route',
+      metadata: { name: 'r9', namespace: 'default' },
+      spec: { destination: 'x' },
+    });
+    const base = { ...file(route('r1', 'a')), 'default/cluster.yaml': svc };
+    const cluster = { ...base, 'other/mesh.json': json };
+    const cache = new Map();
+    expect(clusterChanges(base, base, cluster, KINDS, cache).map((c) => c.key)).toEqual(['Route/default/r9']);
+    expect([...cache.keys()].map((k: string) => k.split('\0')[0]).sort()).toEqual([
+      'default/mesh.yaml',
+      'other/mesh.json',
+    ]);
+  });
+
   it('an unreadable file contributes no objects instead of throwing', () => {
     const base = file(route('r1', 'a'));
     const cluster = { 'default/mesh.yaml': 'kind: [unclosed\n' };

@@ -100,8 +100,12 @@ export function clusterChangeLabel(c: ClusterChange): string {
 }
 
 function firstByKey(files: FileMap, kinds: Set<string>, cache: ParseCache): Map<string, ManifestObject> {
+  // Only files that name one of the kinds are parsed: a large cluster's mirror holds megabytes of
+  // Services, Pods and EndpointSlices (`cluster.yaml`) that would cost seconds of YAML parsing.
+  const names = new RegExp(`\\bkind["']?\\s*:\\s*["']?(?:${[...kinds].map(escapeRegExp).join('|')})\\b`);
+  const relevant = Object.fromEntries(Object.entries(files).filter(([, text]) => names.test(text)));
   const out = new Map<string, ManifestObject>();
-  for (const [key, list] of parseFiles(files, cache).byKey) {
+  for (const [key, list] of parseFiles(relevant, cache).byKey) {
     const o = list[0]!;
     if (kinds.has(o.kind)) out.set(key, o);
   }
@@ -111,4 +115,8 @@ function firstByKey(files: FileMap, kinds: Set<string>, cache: ParseCache): Map<
 function same(a: ManifestObject | undefined, b: ManifestObject | undefined): boolean {
   if (!a || !b) return a === b;
   return jsonEqual(a.value, b.value);
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

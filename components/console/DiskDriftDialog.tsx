@@ -2,9 +2,13 @@
 
 import { useQuery } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
-import { type ClusterChange, clusterChangeConsequence, clusterChangeLabel } from '@/lib/console/clusterDrift';
+import {
+  type ClusterChange,
+  clusterChangeConsequence,
+  clusterChangeLabel,
+  meshFilesOnly,
+} from '@/lib/console/clusterDrift';
 import type { DiskConflictChoice, DiskState } from '@/lib/console/diskDrift';
-import { CLUSTER_FILE } from '@/lib/kube/clusterDraftFiles';
 import type { DraftDoc } from '@/lib/console/draftDoc';
 import { filesDiff } from '@/lib/console/filesDiff';
 import type { RebaseConflict } from '@/lib/gitops/rebaseDraft';
@@ -80,14 +84,6 @@ const WORDS = {
 } as const;
 
 type Words = (typeof WORDS)[keyof typeof WORDS];
-
-/** Without the mirror's `<namespace>/cluster.yaml` files: the console never applies what they hold. */
-function meshFilesOnly(doc: DraftDoc): DraftDoc {
-  const files = Object.fromEntries(
-    Object.entries(doc.files).filter(([f]) => !f.endsWith(`/${CLUSTER_FILE}`)),
-  );
-  return { ...doc, files };
-}
 
 /**
  * The mesh directory changed on disk since the draft started (a `git pull`, an editor, another

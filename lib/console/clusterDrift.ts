@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import { type FileMap, type ManifestObject, type ParseCache, parseFiles } from '../gitops/manifestObjects';
+import { CLUSTER_FILE } from '../kube/clusterDraftFiles';
 import { objectDiff } from '../kube/objectDiff';
 import { jsonEqual } from '../util/jsonEqual';
 
@@ -88,6 +89,17 @@ export function clusterChangeConsequence(c: ClusterChange): string {
   if (c.change === 'added') return 'not in your draft: Prune deletes it if Meshdeck applied it';
   if (c.draftChanged) return 'your draft changes it too: applying writes your version over it';
   return c.change === 'deleted' ? 'applying the draft creates it again' : 'applying the draft reverts it';
+}
+
+/**
+ * A draft document without the mirror's `<namespace>/cluster.yaml` files (Services, Pods and
+ * EndpointSlices: never applied from the console, and megabytes in a large cluster).
+ */
+export function meshFilesOnly<T extends { files: Record<string, string> }>(doc: T): T {
+  return {
+    ...doc,
+    files: Object.fromEntries(Object.entries(doc.files).filter(([f]) => !f.endsWith(`/${CLUSTER_FILE}`))),
+  };
 }
 
 /** `Route default/r1 (modified in the cluster: spec.destination)`, for messages. */

@@ -336,6 +336,11 @@ describe('the console in Kubernetes mode (real API server, real l7mp)', () => {
       draftChanged: false,
     };
     expect((await summary()).cluster).toEqual([expect.objectContaining(behind)]);
+    // The dialog's files: the mesh files only (a large cluster's Services and EndpointSlices stay home).
+    const full = (await (await getDisk(new Request('http://127.0.0.1:3100/api/draft/disk'))).json()) as Obj;
+    expect(Object.keys(full.disk.files)).toEqual(['default/mesh.yaml']);
+    expect(Object.keys(full.base.files)).toEqual(['default/mesh.yaml']);
+    expect(full.disk.files['default/mesh.yaml']).toContain('num_retries: 5');
     const dry = (await (await post(postDryRun, '/api/cluster/dry-run', { force: true })).json()) as Obj;
     expect(dry.clusterChanges).toEqual([expect.objectContaining(behind)]);
 

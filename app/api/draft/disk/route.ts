@@ -1,3 +1,4 @@
+import { meshFilesOnly } from '@/lib/console/clusterDrift';
 import { diskSummary } from '@/lib/console/diskDrift';
 import { clusterChangesOf, diskState } from '@/server/console/diskDrift';
 import { getClusterContext } from '@/server/kube/clusterContext';
@@ -23,9 +24,19 @@ export async function GET(req: Request): Promise<Response> {
     if (!d.ok) return d.response;
     const state = await diskState(d.store);
     const summary = new URL(req.url).searchParams.get('summary') === '1';
-    if (!summary) return jsonResponse(state);
-    // Kubernetes mode: the mirror's cluster objects churn; only the mesh objects say the draft is behind.
+    // Kubernetes mode: the mirror's cluster objects churn; only the mesh objects say the draft is behind,
+    // and the dialog shows only the mesh files (the cluster's can be megabytes).
     const kinds = getClusterContext()?.applyKinds;
+    if (!summary)
+      return jsonResponse(
+        kinds
+          ? {
+              ...state,
+              disk: meshFilesOnly(state.disk),
+              ...(state.base ? { base: meshFilesOnly(state.base) } : {}),
+            }
+          : state,
+      );
     const cluster = kinds ? await clusterChangesOf(d.store, kinds) : undefined;
     return jsonResponse({ ...diskSummary(state), ...(cluster ? { cluster } : {}) });
   } catch (e) {

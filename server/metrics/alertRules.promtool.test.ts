@@ -28,13 +28,18 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-async function promtool(...args: string[]): Promise<{ code: number; out: string }> {
+/** promtool with these arguments (and a file as its stdin, for `check metrics`): its exit code and output. */
+async function promtool(args: string[], stdinFile?: string): Promise<{ code: number; out: string }> {
+  // A file on stdin goes through the shell; `exec "$0" "$@"` keeps the arguments unparsed.
+  const [cmd, argv] = stdinFile
+    ? ['/bin/sh', ['-c', `exec "$0" "$@" < ${stdinFile}`, PROMTOOL, ...args]]
+    : [PROMTOOL, args];
   try {
-    const r = await run(PROMTOOL, args, { cwd: dir, timeout: 60_000 });
+    const r = await run(cmd, argv, { cwd: dir, timeout: 60_000 });
     return { code: 0, out: r.stdout + r.stderr };
   } catch (e) {
     const err = e as { code?: number | string; stdout?: string; stderr?: string; message: string };
-    if (err.code === 'ENOENT')
+    if (err.code === 'ENOENT' || err.code === 127)
       throw new Error(`${PROMTOOL} not found: install Debian's prometheus package (.ci/run does)`);
     return {
       code: typeof err.code === 'number' ? err.code : -1,
@@ -287,7 +292,7 @@ function rendered(template: string, labels: Record<string, string>, value: strin
 
 describe('alerting rules and dashboard queries (real promtool)', () => {
   it('the rule file loads: every expression parses and every alert has a severity', async () => {
-    const r = await promtool('check', 'rules', 'meshdeck.rules.yaml');
+    const r = await promtool(['check', 'rules', 'meshdeck.rules.yaml']);
     expect(r.code, r.out).toBe(0);
     expect(r.out).toContain(`SUCCESS: ${RULES.size} rules found`);
   });
@@ -302,7 +307,7 @@ describe('alerting rules and dashboard queries (real promtool)', () => {
       path.join(dir, 'dashboard.rules.yaml'),
       stringify({ groups: [{ name: 'dashboard', rules }] }),
     );
-    const r = await promtool('check', 'rules', 'dashboard.rules.yaml');
+    const r = await promtool(['check', 'rules', 'dashboard.rules.yaml']);
     expect(r.code, r.out).toBe(0);
   });
 
@@ -311,7 +316,7 @@ describe('alerting rules and dashboard queries (real promtool)', () => {
       path.join(dir, 'broken.rules.yaml'),
       stringify({ groups: [{ name: 'b', rules: [{ alert: 'X', expr: 'sum(meshdeck_leader' }] }] }),
     );
-    const r = await promtool('check', 'rules', 'broken.rules.yaml');
+    const r = await promtool(['check', 'rules', 'broken.rules.yaml']);
     expect(r.code).not.toBe(0);
     expect(r.out).toMatch(/unclosed|parse error/i);
   });
@@ -346,7 +351,7 @@ describe('alerting rules and dashboard queries (real promtool)', () => {
       path.join(dir, 'meshdeck.rules.test.yaml'),
       stringify({ rule_files: ['meshdeck.rules.yaml'], evaluation_interval: '1m', tests }, { lineWidth: 0 }),
     );
-    const r = await promtool('test', 'rules', 'meshdeck.rules.test.yaml');
+    const r = await promtool(['test', 'rules', 'meshdeck.rules.test.yaml']);
     expect(r.code, r.out).toBe(0);
     expect(r.out).toContain('SUCCESS');
   });
@@ -377,26 +382,14 @@ describe("Meshdeck's series (real promtool check metrics)", () => {
     expect(text).toContain('meshdeck_xds_push_to_ack_seconds_bucket');
     const file = path.join(dir, 'metrics.txt');
     await writeFile(file, text);
-    const r = await run('/bin/sh', ['-c', `${PROMTOOL} check metrics < metrics.txt`], { cwd: dir }).then(
-      (x) => ({ code: 0, out: x.stdout + x.stderr }),
-      (e: { code?: number; stdout?: string; stderr?: string }) => ({
-        code: e.code ?? -1,
-        out: `${e.stdout ?? ''}${e.stderr ?? ''}`,
-      }),
-    );
+    const r = await promtool(['check', 'metrics'], 'metrics.txt');
     expect(r.out.trim()).toBe('');
     expect(r.code).toBe(0);
   });
 
   it('the check can fail: a gauge named like a counter is reported', async () => {
     await writeFile(path.join(dir, 'bad.txt'), '# HELP x_total A gauge.\n# TYPE x_total gauge\nx_total 1\n');
-    const r = await run('/bin/sh', ['-c', `${PROMTOOL} check metrics < bad.txt`], { cwd: dir }).then(
-      () => ({ code: 0, out: '' }),
-      (e: { code?: number; stdout?: string; stderr?: string }) => ({
-        code: e.code ?? -1,
-        out: `${e.stdout ?? ''}${e.stderr ?? ''}`,
-      }),
-    );
+    const r = await promtool(['check', 'metrics'], 'bad.txt');
     expect(r.code).not.toBe(0);
     expect(r.out).toContain('non-counter metrics should not have "_total" suffix');
   });

@@ -259,7 +259,15 @@ export class KubeController extends EventEmitter<KubeControllerEvents> {
     await this.source.stop();
     await this.reconciler.stop();
     await this.statusPass().catch(() => undefined);
-    await this.events?.whenIdle();
+    // Events still queued get a moment, not a say: an unreachable API server must not hold up a stop.
+    if (this.events) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        this.events.whenIdle(),
+        new Promise<void>((resolve) => (timer = setTimeout(resolve, EVENTS_STOP_WAIT_MS))),
+      ]);
+      clearTimeout(timer);
+    }
   }
 
   // ------------------------------------------------------------------ snapshot -> engine -> proxies
@@ -511,6 +519,9 @@ export class KubeController extends EventEmitter<KubeControllerEvents> {
     }
   }
 }
+
+/** How long stop() waits for queued Events. */
+const EVENTS_STOP_WAIT_MS = 2000;
 
 /** A failed push in the proxy's own words: the operation, the HTTP status, the message. */
 function pushFailure(s: ProxySyncState): string | undefined {

@@ -3,6 +3,7 @@
  * proxies (scripts/e2e-server.sh), signed in with the token URL. Each test starts from the mesh
  * directory's files (draft reset). Screenshots of the main views go to test-results/.
  */
+import { createSocket } from 'node:dgram';
 import { expect, type Page, test } from '@playwright/test';
 import { sample } from '../server/metrics/testing/promText';
 import { draftFile, guardPage, recordDraftRequests, replaceInYaml } from './consoleHelpers';
@@ -13,6 +14,37 @@ const GATEWAY_VS = 'VirtualService/default/gateway-vsvc';
 const GATEWAY_ROUTE = `${GATEWAY_VS}#spec.rules[0].action.route`;
 
 guardPage();
+
+/**
+ * `n` UDP flows from 127.0.0.100 to `host:port`, one datagram each, each from its own socket: all stay
+ * bound until the last reply, so no two share a source port (nor an l7mp session). The replies in
+ * order; each waits at most 3 s.
+ */
+async function udpFlows(host: string, port: number, n: number): Promise<string[]> {
+  const sockets = Array.from({ length: n }, () => createSocket('udp4'));
+  try {
+    const replies: string[] = [];
+    for (const [i, socket] of sockets.entries()) {
+      replies.push(
+        await new Promise<string>((resolve, reject) => {
+          const timer = setTimeout(
+            () => reject(new Error(`flow ${i}: no reply from ${host}:${port} in 3 s`)),
+            3000,
+          );
+          socket.once('error', reject);
+          socket.once('message', (m) => {
+            clearTimeout(timer);
+            resolve(m.toString());
+          });
+          socket.bind({ address: '127.0.0.100', port: 0 }, () => socket.send(`flow-${i}`, port, host));
+        }),
+      );
+    }
+    return replies;
+  } finally {
+    for (const s of sockets) s.close();
+  }
+}
 
 /** Signs in with the token URL, resets the draft to the mesh directory's files and reloads. */
 async function openConsole(page: Page): Promise<void> {
@@ -287,7 +319,7 @@ test('light theme and the shortcut cheat sheet', async ({ page }) => {
 });
 
 // Last: it applies the canary to the mesh directory, so the tests above would no longer find Example 1.
-test('canary: sliders keep 100, the preview follows, apply pushes the weights and the proxy is in sync', async ({
+test('canary: sliders keep 100, the preview follows, apply pushes the weights, the proxy is in sync and live flows show', async ({
   page,
   request,
 }) => {
@@ -348,6 +380,45 @@ test('canary: sliders keep 100, the preview follows, apply pushes the weights an
       }),
     )
     .toEqual(expected);
+
+  // Live traffic: 20 real UDP flows through the gateway show on the graph and in the Inspector, each
+  // on the backend that answered it (l7mp's session list, read every 2 s).
+  const replies = await udpFlows('127.0.0.10', 9100, 20);
+  for (const r of replies) expect(r).toMatch(/^echo-v[12]-[ab]\(flow-\d+\)$/);
+  const v1 = replies.filter((r) => r.startsWith('echo-v1')).length;
+  const v2 = replies.length - v1;
+  const toggle = page.getByTestId('traffic-toggle');
+  await expect(toggle).toHaveText('⇄ 20 sessions', { timeout: 15_000 });
+  await expect(toggle).toHaveAttribute('aria-pressed', 'true');
+  await expect(canary).toHaveAttribute('data-sessions', '20');
+  await expect(canary).toContainText('⇄ 20 sessions');
+  await expect(page.getByTestId('node-VirtualService/default/gateway')).toHaveAttribute(
+    'data-sessions',
+    '20',
+  );
+  await page.getByRole('button', { name: 'Close the apply panel' }).click();
+  await page.getByTestId('tab-inspector').click();
+  await expect(page.getByTestId('split-live-0')).toContainText(`⇄ ${v1} (${Math.round((v1 / 20) * 100)}%)`);
+  await expect(page.getByTestId('split-live-1')).toContainText(`⇄ ${v2} (${Math.round((v2 / 20) * 100)}%)`);
+  const sessions = page.getByTestId('traffic-sessions');
+  await expect(sessions.getByTestId('traffic-count')).toHaveText('20');
+  await expect(sessions).toContainText('on default/gateway-0');
+  await expect(sessions.getByTestId('traffic-session')).toHaveCount(20);
+  // Lit edges: gateway -> its proxy, -> echo-route, -> echo-canary, and per backend that took flows the
+  // split edge and its VirtualService -> Service edge.
+  const lit = page.locator('.react-flow__edge.edge-traffic');
+  await expect(lit).toHaveCount(3 + (v1 > 0 ? 2 : 0) + (v2 > 0 ? 2 : 0));
+  await page.screenshot({ path: `${SHOTS}/console-traffic.png` });
+  // Off: no counts on nodes or edges, and it stays off after a reload.
+  await toggle.click();
+  await expect(toggle).toHaveText('⇄ Traffic');
+  await expect(lit).toHaveCount(0);
+  await expect(canary).not.toHaveAttribute('data-sessions', /.*/);
+  await expect(page.getByTestId('traffic-sessions')).toHaveCount(0);
+  await page.reload();
+  await expect(page.getByTestId('traffic-toggle')).toHaveAttribute('aria-pressed', 'false');
+  await page.getByTestId('traffic-toggle').click();
+  await expect(page.getByTestId('traffic-toggle')).toHaveText('⇄ 20 sessions');
 
   await page.goto('/proxies');
   await expect(page.getByTestId('proxy-row-default/gateway-0')).toContainText('SYNCED');

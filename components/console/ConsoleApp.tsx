@@ -8,6 +8,7 @@ import { clusterChangeLabel } from '@/lib/console/clusterDrift';
 import { draftBehind } from '@/lib/console/diskDrift';
 import { draftAsYaml } from '@/lib/console/exportDraft';
 import { duplicateObject } from '@/lib/console/duplicateObject';
+import { graphTraffic } from '@/lib/console/graphTraffic';
 import { newObject, type PaletteKind } from '@/lib/console/palette';
 import type { Diagnostic } from '@/lib/model/diagnostic';
 import type { L7mpConfig } from '@/lib/model/l7mp';
@@ -37,6 +38,7 @@ import { useConsoleDraft } from './useConsoleDraft';
 import { useLiveEvents } from './useLiveEvents';
 import { useSession } from './useSession';
 import { useTheme } from './useTheme';
+import { useTrafficOverlay } from './useTrafficOverlay';
 import { YamlPanel } from './YamlPanel';
 
 type Tab = 'inspector' | 'yaml' | 'preview';
@@ -447,6 +449,15 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
   );
   const [marks] = useState(() => new NodeMarksStore());
   const canvasGraph = useCanvasGraph(graph, marks);
+  const [trafficOn, toggleTraffic] = useTrafficOverlay();
+  const traffic = useMemo(
+    () => (trafficOn && live ? graphTraffic(graph, live) : undefined),
+    [trafficOn, live, graph],
+  );
+  const canvasTraffic = useMemo(
+    () => (canvasGraph === graph ? traffic : trafficOn && live ? graphTraffic(canvasGraph, live) : undefined),
+    [canvasGraph, graph, traffic, trafficOn, live],
+  );
   const errors = compilation.diagnostics.filter((d) => d.severity === 'error').length;
   // The graph shows the saved draft: its picture may be kept for the next load (MeshCanvas).
   const shownRevision =
@@ -520,6 +531,8 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
             graph={canvasGraph}
             layout={present.layout}
             live={live}
+            traffic={canvasTraffic}
+            onToggleTraffic={live ? toggleTraffic : undefined}
             selectedId={selected}
             focus={nodeFocus}
             theme={theme}
@@ -561,6 +574,7 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
               selectedId={selected}
               focusPath={fieldFocus}
               live={live}
+              traffic={traffic}
               run={run}
               onSelect={setSelected}
               onFind={pickNode}

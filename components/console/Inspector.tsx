@@ -2,6 +2,8 @@
 
 import type { CommandResult, DraftCommand } from '@/lib/console/draftCommands';
 import type { DraftCompilation } from '@/lib/console/compileDraft';
+import type { GraphTraffic } from '@/lib/console/graphTraffic';
+import type { MeshGraph } from '@/lib/console/meshGraph';
 import { diagnosticsByField, existingPrefix, type JsonSchema } from '@/lib/console/schemaForm';
 import { parseFieldPath } from '@/lib/console/fieldPath';
 import { newObject, PALETTE_KINDS, type PaletteKind } from '@/lib/console/palette';
@@ -17,6 +19,7 @@ import { proxyTone } from './nodeLive';
 import { ProbePanel } from './ProbePanel';
 import { SchemaForm } from './SchemaForm';
 import { type SplitEntry, SplitEditor } from './SplitEditor';
+import { TrafficSessions } from './TrafficSessions';
 
 const schemas = new Map<string, JsonSchema>();
 function schemaOf(kind: string): JsonSchema | undefined {
@@ -31,6 +34,8 @@ export interface InspectorProps {
   selectedId: string | undefined;
   focusPath: { path: string; seq: number } | undefined;
   live: MeshLiveState | null | undefined;
+  /** The live sessions on the graph, while the traffic overlay is on. */
+  traffic?: GraphTraffic;
   run(cmd: DraftCommand, opts?: { group?: string }): CommandResult;
   onSelect(id: string): void;
   onShowYaml(file: string, line: number): void;
@@ -52,6 +57,7 @@ export function Inspector({
   selectedId,
   focusPath,
   live,
+  traffic,
   run,
   onSelect,
   onShowYaml,
@@ -139,6 +145,7 @@ export function Inspector({
             Preview its config
           </button>
         ) : null}
+        {traffic ? <TrafficSessions traffic={traffic} nodeId={node.id} /> : null}
         {onCluster ? <ClusterEventsPanel kind="Pod" namespace={node.namespace} name={node.name} /> : null}
       </div>
     );
@@ -162,6 +169,7 @@ export function Inspector({
           This {node.kind} is {why}
         </p>
         <NodeDiagnostics list={node.diagnostics} />
+        {traffic ? <TrafficSessions traffic={traffic} nodeId={node.id} /> : null}
       </div>
     );
   }
@@ -216,6 +224,7 @@ export function Inspector({
       {split && split.length > 0 ? (
         <SplitEditor
           entries={split}
+          live={traffic ? splitSessions(compilation.graph, node.id, traffic, split.length) : undefined}
           onWeights={(ws) =>
             run(
               {
@@ -236,6 +245,7 @@ export function Inspector({
           disabledReason={probeDisabledReason}
         />
       ) : null}
+      {traffic ? <TrafficSessions traffic={traffic} nodeId={node.id} /> : null}
       {schema ? (
         <SchemaForm
           schema={schema}
@@ -261,6 +271,15 @@ export function Inspector({
       )}
     </div>
   );
+}
+
+/** The live sessions on each split entry of a canary Target (its split edges, by entry index). */
+function splitSessions(graph: MeshGraph, nodeId: string, traffic: GraphTraffic, entries: number): number[] {
+  const counts = new Array<number>(entries).fill(0);
+  for (const e of graph.edges)
+    if (e.source === nodeId && e.kind === 'split' && e.order !== undefined && e.order < entries)
+      counts[e.order] = traffic.edges[e.id] ?? 0;
+  return counts;
 }
 
 function NodeDiagnostics({ list }: { list: DraftCompilation['diagnostics'] }) {

@@ -34,6 +34,7 @@ import { firstViewPicture } from '@/lib/console/firstViewPicture';
 import { type GraphEdge, graphHash, type MeshGraph, shareById, shareGraph } from '@/lib/console/meshGraph';
 import { pathThrough } from '@/lib/console/pathThrough';
 import { canPlaceIncrementally, placeNewNodes } from '@/lib/console/placeNewNodes';
+import type { GraphTraffic } from '@/lib/console/graphTraffic';
 import type { MeshLiveState } from '@/server/controlPlane/liveState';
 import {
   GROUP_HEIGHT,
@@ -106,6 +107,10 @@ export interface MeshCanvasProps {
   graph: MeshGraph;
   layout: DraftDoc['layout'];
   live: MeshLiveState | null | undefined;
+  /** The live sessions on this graph, while the traffic overlay is on. */
+  traffic?: GraphTraffic;
+  /** Turns the traffic overlay on and off (absent: no live state to show, no button). */
+  onToggleTraffic?(): void;
   selectedId: string | undefined;
   focus: { nodeId: string; seq: number } | undefined;
   theme: 'dark' | 'light';
@@ -136,7 +141,7 @@ export const MeshCanvas = memo(function MeshCanvas(props: MeshCanvasProps) {
 });
 
 function Canvas(props: MeshCanvasProps) {
-  const { layout, live, selectedId, focus, theme, onSelect, onDeleteEdges } = props;
+  const { layout, live, traffic, onToggleTraffic, selectedId, focus, theme, onSelect, onDeleteEdges } = props;
   // Each compile sends a whole new graph; nodes and edges that did not change keep their objects, so
   // React Flow and the memoized node components redraw only what an edit touched.
   const [graphs, setGraphs] = useState({ given: props.graph, graph: props.graph });
@@ -309,7 +314,7 @@ function Canvas(props: MeshCanvasProps) {
     const liveOf = new Map<string, NodeLive>();
     if (live)
       for (const n of view ? view.nodes : graph.nodes) {
-        const l = nodeLive(n, live);
+        const l = nodeLive(n, live, traffic?.nodes[n.id]);
         if (l) liveOf.set(n.id, l);
       }
     // A large graph's nodes waiting for their first layout are drawn as plain boxes (a third of a full
@@ -403,7 +408,7 @@ function Canvas(props: MeshCanvasProps) {
     const first = view.collapsed.length;
     view.nodes.forEach((n, i) => out.push(meshNode(n, i, false, first + i)));
     return out;
-  }, [graph, view, shownLaid, layout, live, selectedId, collapse, stagedFrom]);
+  }, [graph, view, shownLaid, layout, live, traffic, selectedId, collapse, stagedFrom]);
 
   // Local node state takes drags between renders; a new graph, layout or overlay replaces it. Nodes
   // equal to the ones shown before keep their objects: React Flow then keeps its internal node and the
@@ -421,9 +426,12 @@ function Canvas(props: MeshCanvasProps) {
 
   const [selectedEdge, setSelectedEdge] = useState<string | undefined>();
   const builtEdges = useMemo(() => {
-    const list = view ? view.edges.map(toViewEdge) : graph.edges.map(toFlowEdge);
+    let list = view ? view.edges.map(toViewEdge) : graph.edges.map(toFlowEdge);
+    const flows = traffic?.edges;
+    if (flows && traffic.sessions.length > 0)
+      list = list.map((e) => (flows[e.id] ? trafficEdge(e, flows[e.id]!) : e));
     return selectedEdge ? list.map((e) => (e.id === selectedEdge ? { ...e, selected: true } : e)) : list;
-  }, [graph, view, selectedEdge]);
+  }, [graph, view, selectedEdge, traffic]);
   const traceCss = useMemo(
     () => (selectedId ? traceStyle(graph, selectedId, built, builtEdges, grouping?.groupOf) : ''),
     [graph, selectedId, built, builtEdges, grouping],
@@ -610,6 +618,19 @@ function Canvas(props: MeshCanvasProps) {
               >
                 {grouped ? 'Show all nodes' : 'Group by namespace'}
               </button>
+              {onToggleTraffic ? (
+                <button
+                  type="button"
+                  data-testid="traffic-toggle"
+                  aria-pressed={!!traffic}
+                  title={trafficTitle(traffic)}
+                  onClick={onToggleTraffic}
+                >
+                  {traffic
+                    ? `⇄ ${traffic.sessions.length} session${traffic.sessions.length === 1 ? '' : 's'}`
+                    : '⇄ Traffic'}
+                </button>
+              ) : null}
               {grouped ? null : (
                 <button
                   type="button"
@@ -820,6 +841,33 @@ function toViewEdge(e: ViewEdge): Edge {
     data: { kind: 'aggregate', count: e.count },
     ariaLabel: `${e.count} reference${e.count === 1 ? '' : 's'}`,
   };
+}
+
+/** An edge live sessions run along: drawn as a flow, with their count. */
+function trafficEdge(e: Edge, sessions: number): Edge {
+  const count = `⇄ ${sessions}`;
+  return {
+    ...e,
+    className: `${e.className ?? ''} edge-traffic`,
+    animated: true,
+    label: e.label ? `${String(e.label)} · ${count}` : count,
+    data: { ...e.data, sessions },
+    ariaLabel: `${e.ariaLabel ?? ''}, ${sessions} live session${sessions === 1 ? '' : 's'}`,
+  };
+}
+
+/** What the traffic button's tooltip says: where the sessions come from and what is missing. */
+function trafficTitle(traffic: GraphTraffic | undefined): string {
+  if (!traffic) return "Show the proxies' live sessions on the graph";
+  return [
+    "Live sessions from each l7mp proxy's session list, read every 2 s (l7mp counts no bytes). Click to hide.",
+    ...traffic.unavailable.map((u) => `${u.proxy}: sessions unavailable: ${u.reason}`),
+    traffic.unplaced > 0
+      ? `${traffic.unplaced} session${traffic.unplaced === 1 ? ' runs' : 's run'} on listeners this draft does not have`
+      : '',
+  ]
+    .filter(Boolean)
+    .join('\n');
 }
 
 /** Each graph edge's React Flow edge: an unchanged edge keeps its object from one compile to the next. */

@@ -10,8 +10,10 @@ import { useNodeMarks } from './nodeMarks';
 
 /** What the live state says about a node, if anything. */
 export interface NodeLive {
-  tone: 'ok' | 'busy' | 'bad' | 'idle';
+  tone: 'ok' | 'busy' | 'bad' | 'idle' | 'flow';
   text: string;
+  /** Live sessions through the node (the traffic overlay). */
+  sessions?: number;
 }
 
 /**
@@ -76,6 +78,7 @@ function MeshNodeView({ data, selected }: NodeProps<MeshFlowNode>) {
       data-testid={`node-${node.id}`}
       data-errors={error}
       data-warnings={warning}
+      data-sessions={live?.sessions}
       aria-label={label}
       title={marks.diagnostics.map((d) => `${d.severity}: ${d.message}`).join('\n') || undefined}
     >

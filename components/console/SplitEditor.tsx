@@ -14,11 +14,15 @@ export interface SplitEntry {
  */
 export function SplitEditor({
   entries,
+  live,
   onWeights,
 }: {
   entries: SplitEntry[];
+  /** Live sessions on each entry now (the traffic overlay), to set beside the weights. */
+  live?: number[];
   onWeights(weights: number[]): void;
 }) {
+  const liveTotal = live?.reduce((a, b) => a + b, 0) ?? 0;
   const [locked, setLocked] = useState<boolean[]>([]);
   const weights = entries.map((e) => e.weight);
   const lockedOf = entries.map((_, i) => locked[i] ?? false);
@@ -56,6 +60,17 @@ export function SplitEditor({
             />
             lock
           </label>
+          {live ? (
+            <span
+              className="split-row__live"
+              data-testid={`split-live-${i}`}
+              title="Live sessions on this backend now; established flows stay where they are when the weights move"
+            >
+              ⇄ {live[i] ?? 0}
+              {liveTotal > 0 ? ` (${Math.round(((live[i] ?? 0) / liveTotal) * 100)}%)` : ''} of the live
+              sessions
+            </span>
+          ) : null}
         </div>
       ))}
       <div className="split-editor__foot">

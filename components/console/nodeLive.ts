@@ -2,9 +2,25 @@ import type { GraphNode } from '@/lib/console/meshGraph';
 import type { MeshLiveState, ProxyLiveState } from '@/server/controlPlane/liveState';
 import type { NodeLive } from './MeshNode';
 
-/** The live overlay of a node: a proxy's sync state, a Service's ready endpoints. */
-export function nodeLive(node: GraphNode, live: MeshLiveState | null | undefined): NodeLive | undefined {
+/**
+ * The live overlay of a node: a proxy's sync state, a Service's ready endpoints, and with the traffic
+ * overlay on, the live sessions through it (lib/console/graphTraffic.ts).
+ */
+export function nodeLive(
+  node: GraphNode,
+  live: MeshLiveState | null | undefined,
+  sessions?: number,
+): NodeLive | undefined {
   if (!live) return undefined;
+  const state = stateOf(node, live);
+  if (!sessions) return state;
+  const flow = `⇄ ${sessions} session${sessions === 1 ? '' : 's'}`;
+  return state
+    ? { ...state, text: `${state.text} · ⇄ ${sessions}`, sessions }
+    : { tone: 'flow', text: flow, sessions };
+}
+
+function stateOf(node: GraphNode, live: MeshLiveState): NodeLive | undefined {
   if (node.kind === 'Proxy' && node.proxyId) {
     const p = live.proxies[node.proxyId];
     return p ? proxyTone(p) : { tone: 'idle', text: 'not running' };

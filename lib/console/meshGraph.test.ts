@@ -51,6 +51,17 @@ describe('meshGraph', () => {
       info: 0,
     });
     expect(graph.clusterNodes['worker-svc.default.target.cluster.local']).toBe('Target/default/worker-svc');
+    // The l7mp listeners and their rules (the naked worker-svc has no listener).
+    expect(graph.listeners).toEqual({
+      'gateway-vsvc.default.virtualservice.cluster.local': {
+        node: 'VirtualService/default/gateway-vsvc',
+        rules: [0],
+      },
+      'transcoder-vsvc.default.virtualservice.cluster.local': {
+        node: 'VirtualService/default/transcoder-vsvc',
+        rules: [0],
+      },
+    });
   });
 
   it('labels split edges with weights and shares, and chains with their order and direction', () => {
@@ -152,6 +163,7 @@ describe('meshGraph', () => {
     expect(shared.nodes).toEqual(next.nodes);
     expect(shared.edges).toEqual(next.edges);
     expect(shared.clusterNodes).toEqual(next.clusterNodes);
+    expect(shared.listeners).toEqual(next.listeners);
     const old = new Map(before.nodes.map((n) => [n.id, n]));
     const changed = shared.nodes.filter((n) => n !== old.get(n.id)).map((n) => n.id);
     // The route (now with an error) and the new Missing node are new objects; nothing else.

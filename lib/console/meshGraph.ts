@@ -67,6 +67,11 @@ export interface MeshGraph {
   edges: GraphEdge[];
   /** l7mp cluster name (ResolvedTarget id) -> node id, to link previews to the canvas. */
   clusterNodes: Record<string, string>;
+  /**
+   * l7mp listener name (a VirtualService's long name) -> its node, and for each rule as the listener has
+   * it, that rule's `spec.rules` index (the `order` of its rule edge): live sessions name both.
+   */
+  listeners: Record<string, { node: string; rules: number[] }>;
   /** Diagnostics that belong to no node (files, non-proxy pods). */
   unattached: Diagnostic[];
 }
@@ -82,6 +87,7 @@ class GraphBuilder {
   private readonly known = new Set<string>();
   private readonly targetsByNode = new Map<string, ResolvedTarget>();
   private readonly clusterNodes: Record<string, string> = {};
+  private readonly listeners: MeshGraph['listeners'] = {};
 
   constructor(
     private readonly snapshot: Snapshot,
@@ -126,6 +132,8 @@ class GraphBuilder {
       this.virtualServiceNode(ref.namespace, ref.name);
       const resolved = compiled.mesh.virtualServices[longName(ref.name, ref.namespace, 'virtualservice')];
       for (const proxy of resolved?.proxies ?? []) this.edge(id, proxyNodeId(proxy), 'selects');
+      if (resolved?.listener)
+        this.listeners[resolved.longName] = { node: id, rules: resolved.rules.map((r) => r.index) };
       this.referenceEdges('VirtualService', id, ref.namespace, v);
     }
     for (const r of snapshot.routes) {
@@ -150,7 +158,7 @@ class GraphBuilder {
     const unattached = this.attachDiagnostics(compiled.diagnostics);
     const nodes = [...this.nodes.values()].sort((a, b) => cmp(a.id, b.id));
     const edges = [...this.edges.values()].sort((a, b) => cmp(a.id, b.id));
-    return { nodes, edges, clusterNodes: this.clusterNodes, unattached };
+    return { nodes, edges, clusterNodes: this.clusterNodes, listeners: this.listeners, unattached };
   }
 
   // Nodes are built as literals, not spread from parts: V8 clones a spread object with extra keys
@@ -414,10 +422,15 @@ export function shareGraph(prev: MeshGraph | undefined, next: MeshGraph): MeshGr
   if (!prev || prev === next) return next;
   const nodes = shareById(prev.nodes, next.nodes);
   const edges = shareById(prev.edges, next.edges);
-  if (nodes === prev.nodes && edges === prev.edges && jsonEqual(prev.unattached, next.unattached))
-    return jsonEqual(prev.clusterNodes, next.clusterNodes)
+  if (nodes === prev.nodes && edges === prev.edges && jsonEqual(prev.unattached, next.unattached)) {
+    const clusterNodes = jsonEqual(prev.clusterNodes, next.clusterNodes)
+      ? prev.clusterNodes
+      : next.clusterNodes;
+    const listeners = jsonEqual(prev.listeners, next.listeners) ? prev.listeners : next.listeners;
+    return clusterNodes === prev.clusterNodes && listeners === prev.listeners
       ? prev
-      : { ...prev, clusterNodes: next.clusterNodes };
+      : { ...prev, clusterNodes, listeners };
+  }
   return { ...next, nodes, edges };
 }
 

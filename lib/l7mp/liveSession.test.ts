@@ -75,10 +75,16 @@ describe('toLiveSession', () => {
     };
     const s = toLiveSession(udp, config);
     expect(s.route).toBe('gw-route');
+    // The rule's position in the listener as pushed: the first rule's match (the source address) fails.
+    expect(s.rule).toBe(1);
+    expect(toLiveSession(wsSession, config).rule).toBe(0);
     expect(s.source).toBe('127.0.0.100:9050');
     // No rule holds: no route claimed.
     expect(
       toLiveSession({ ...udp, metadata: { ...udp.metadata, UDP: { src_port: 80 } } }, config).route,
+    ).toBe(undefined);
+    expect(
+      toLiveSession({ ...udp, metadata: { ...udp.metadata, UDP: { src_port: 80 } } }, config).rule,
     ).toBe(undefined);
     // A listener the config does not have (removed since): no route claimed.
     expect(toLiveSession({ ...udp, source: { origin: 'gone' } }, config).route).toBe(undefined);

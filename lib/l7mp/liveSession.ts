@@ -18,6 +18,8 @@ export interface LiveSession {
   endpoint?: string;
   /** The route the session took as configured: a named route, or `rule N (inline)` of its listener. */
   route?: string;
+  /** The position of that rule in the listener's rules as pushed (the graph maps it to `spec.rules[i]`). */
+  rule?: number;
   /** When l7mp created it (its first event). */
   startedAt?: string;
   /** The newest event l7mp logged for it (CONNECT, DISCONNECT, ...). */
@@ -39,6 +41,7 @@ export function toLiveSession(raw: unknown, config?: L7mpConfig): LiveSession {
     events?: { event?: string; timestamp?: string }[];
   };
   const events = Array.isArray(s.events) ? s.events : [];
+  const rule = config && s.source?.origin ? ruleOf(config, s.source.origin, s.metadata) : undefined;
   const session: LiveSession = {
     name: String(s.name ?? ''),
     status: String(s.status ?? ''),
@@ -46,7 +49,8 @@ export function toLiveSession(raw: unknown, config?: L7mpConfig): LiveSession {
     source: clientAddress(s.metadata),
     destination: s.destination?.origin,
     endpoint: s.destination?.endpoint?.spec?.address,
-    route: config && s.source?.origin ? routeOf(config, s.source.origin, s.metadata) : undefined,
+    route: rule?.route,
+    rule: rule?.index,
     startedAt: events[0]?.timestamp,
     lastEvent: events.at(-1)?.event,
     labels: s.metadata?.labels,
@@ -65,13 +69,21 @@ function clientAddress(metadata: Record<string, unknown> | undefined): string | 
   return typeof transport?.src_port === 'number' ? `${address}:${transport.src_port}` : address;
 }
 
-function routeOf(config: L7mpConfig, listener: string, metadata: unknown): string | undefined {
+/** The first rule of the listener whose match holds for the session's metadata, and its route. */
+function ruleOf(
+  config: L7mpConfig,
+  listener: string,
+  metadata: unknown,
+): { index: number; route: string } | undefined {
   const l = config.listeners.find((x) => x.name === listener);
   if (!l) return undefined;
   for (const [i, rule] of l.rules.entries()) {
     // 'unknown' (an operation the explainer does not model) is taken as a hit rather than guessed past.
     if (matchPredicate(rule.match, metadata) === false) continue;
-    return typeof rule.action.route === 'string' ? rule.action.route : `rule ${i} (inline)`;
+    return {
+      index: i,
+      route: typeof rule.action.route === 'string' ? rule.action.route : `rule ${i} (inline)`,
+    };
   }
   return undefined;
 }

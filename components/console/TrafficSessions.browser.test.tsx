@@ -1,0 +1,112 @@
+import '@/app/globals.css';
+import { describe, expect, it } from 'vitest';
+import { render } from 'vitest-browser-react';
+import type { GraphTraffic, TrafficSession } from '@/lib/console/graphTraffic';
+import { SplitEditor } from './SplitEditor';
+import { TrafficSessions } from './TrafficSessions';
+
+const TARGET = 'Target/default/echo-canary';
+
+function flow(proxy: string, port: number, endpoint: string, second: number): TrafficSession {
+  return {
+    proxy,
+    session: {
+      name: `UDP:127.0.0.100:${port}-127.0.0.10:9100-0`,
+      status: 'CONNECTED',
+      source: `127.0.0.100:${port}`,
+      endpoint,
+      startedAt: `2026-11-28T14:41:${String(second).padStart(2, '0')}.000Z`,
+    },
+    nodes: ['VirtualService/default/gateway', TARGET],
+  };
+}
+
+function traffic(sessions: TrafficSession[], unavailable: GraphTraffic['unavailable'] = []): GraphTraffic {
+  return { nodes: { [TARGET]: sessions.length }, edges: {}, sessions, unplaced: 0, unavailable };
+}
+
+describe('TrafficSessions', () => {
+  it('lists the sessions through the node oldest first, naming a single proxy once', async () => {
+    const screen = await render(
+      <TrafficSessions
+        traffic={traffic([
+          flow('default/gateway-0', 9002, '127.0.0.52', 30),
+          flow('default/gateway-0', 9001, '127.0.0.61', 10),
+        ])}
+        nodeId={TARGET}
+      />,
+    );
+    await expect.element(screen.getByTestId('traffic-count')).toHaveTextContent('2');
+    await expect
+      .element(screen.getByRole('heading'))
+      .toHaveTextContent('Live sessions 2 on default/gateway-0');
+    const rows = screen.getByTestId('traffic-session').elements();
+    expect(rows.map((r) => [...r.querySelectorAll('td')].slice(0, 2).map((c) => c.textContent))).toEqual([
+      ['127.0.0.100:9001', '127.0.0.61'],
+      ['127.0.0.100:9002', '127.0.0.52'],
+    ]);
+    // No proxy column when there is one proxy.
+    expect(
+      screen
+        .getByRole('columnheader')
+        .elements()
+        .map((h) => h.textContent),
+    ).toEqual(['Client', 'Endpoint', 'Since']);
+  });
+
+  it('has a proxy column for several proxies, caps the list, and says which proxies were not counted', async () => {
+    const many = Array.from({ length: 55 }, (_, i) =>
+      flow(i % 2 ? 'default/gw-1' : 'default/gw-0', 9000 + i, '127.0.0.51', i % 60),
+    );
+    const screen = await render(
+      <TrafficSessions
+        traffic={traffic(many, [{ proxy: 'default/tc-0', reason: 'l7mp 0.5.7 cannot list sessions (422)' }])}
+        nodeId={TARGET}
+      />,
+    );
+    await expect.element(screen.getByTestId('traffic-count')).toHaveTextContent('55');
+    expect(
+      screen
+        .getByRole('columnheader')
+        .elements()
+        .map((h) => h.textContent),
+    ).toContain('Proxy');
+    expect(screen.getByTestId('traffic-session').elements()).toHaveLength(50);
+    await expect.element(screen.getByText('and 5 more (the Proxies page lists every session)')).toBeVisible();
+    await expect
+      .element(screen.getByTestId('traffic-unavailable'))
+      .toHaveTextContent('Not counted: the sessions of default/tc-0 (l7mp 0.5.7 cannot list sessions (422))');
+  });
+
+  it('says none when no session runs through the node', async () => {
+    const screen = await render(<TrafficSessions traffic={traffic([])} nodeId={TARGET} />);
+    await expect.element(screen.getByText('No session runs through it now.')).toBeVisible();
+    expect(screen.getByRole('table').query()).toBeNull();
+  });
+});
+
+describe('SplitEditor with live sessions', () => {
+  const entries = [
+    { serviceName: 'echo-v1', weight: 70 },
+    { serviceName: 'echo-v2', weight: 30 },
+  ];
+
+  it("sets each backend's live sessions and share under its slider", async () => {
+    const screen = await render(<SplitEditor entries={entries} live={[17, 3]} onWeights={() => {}} />);
+    await expect
+      .element(screen.getByTestId('split-live-0'))
+      .toHaveTextContent('⇄ 17 (85%) of the live sessions');
+    await expect
+      .element(screen.getByTestId('split-live-1'))
+      .toHaveTextContent('⇄ 3 (15%) of the live sessions');
+  });
+
+  it('gives no share when no session runs, and nothing without the overlay', async () => {
+    const none = await render(<SplitEditor entries={entries} live={[0, 0]} onWeights={() => {}} />);
+    await expect.element(none.getByTestId('split-live-0')).toHaveTextContent(/^⇄ 0 of the live sessions$/);
+    none.unmount();
+    const off = await render(<SplitEditor entries={entries} onWeights={() => {}} />);
+    await expect.element(off.getByTestId('split-slider-0')).toBeVisible();
+    expect(off.container.querySelector('[data-testid^="split-live"]')).toBeNull();
+  });
+});

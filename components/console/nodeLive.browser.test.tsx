@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import type { GraphNode } from '@/lib/console/meshGraph';
+import type { MeshLiveState } from '@/server/controlPlane/liveState';
+import { nodeLive } from './nodeLive';
+
+function node(kind: GraphNode['kind'], name: string): GraphNode {
+  return {
+    id: `${kind}/default/${name}`,
+    kind,
+    name,
+    namespace: 'default',
+    detail: '',
+    diagnostics: [],
+    counts: { error: 0, warning: 0, info: 0 },
+  };
+}
+
+const live: MeshLiveState = {
+  version: 1,
+  mesh: { source: 'dir', mode: 'local', loadedAt: '2026-11-28T14:00:00Z' },
+  proxies: {},
+  services: {
+    'default/echo-v1': {
+      id: 'default/echo-v1',
+      endpoints: [
+        { address: '127.0.0.51', ready: true },
+        { address: '127.0.0.52', ready: false },
+      ],
+    },
+  },
+  diagnostics: [],
+};
+
+describe('nodeLive with the traffic overlay', () => {
+  it('gives a node without live state of its own its sessions as a flow', () => {
+    expect(nodeLive(node('VirtualService', 'gateway'), live, 20)).toEqual({
+      tone: 'flow',
+      text: '⇄ 20 sessions',
+      sessions: 20,
+    });
+    expect(nodeLive(node('Route', 'r'), live, 1)?.text).toBe('⇄ 1 session');
+  });
+
+  it("adds the sessions to a Service's endpoints, keeping its tone", () => {
+    expect(nodeLive(node('Service', 'echo-v1'), live, 17)).toEqual({
+      tone: 'ok',
+      text: '1/2 endpoints ready · ⇄ 17',
+      sessions: 17,
+    });
+  });
+
+  it('is unchanged without sessions, and absent without live state', () => {
+    expect(nodeLive(node('Service', 'echo-v1'), live, 0)).toEqual({
+      tone: 'ok',
+      text: '1/2 endpoints ready',
+    });
+    expect(nodeLive(node('VirtualService', 'gateway'), live)).toBeUndefined();
+    expect(nodeLive(node('VirtualService', 'gateway'), undefined, 3)).toBeUndefined();
+  });
+});

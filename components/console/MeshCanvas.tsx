@@ -312,9 +312,12 @@ function Canvas(props: MeshCanvasProps) {
   const built = useMemo((): CanvasNode[] => {
     const autoPos = shownLaid?.positions ?? {};
     const liveOf = new Map<string, NodeLive>();
+    const unlisted = traffic?.unavailable.length
+      ? new Set(traffic.unavailable.map((u) => u.proxy))
+      : undefined;
     if (live)
       for (const n of view ? view.nodes : graph.nodes) {
-        const l = nodeLive(n, live, traffic?.nodes[n.id]);
+        const l = nodeLive(n, live, n.proxyId && unlisted?.has(n.proxyId) ? 'n/a' : traffic?.nodes[n.id]);
         if (l) liveOf.set(n.id, l);
       }
     // A large graph's nodes waiting for their first layout are drawn as plain boxes (a third of a full

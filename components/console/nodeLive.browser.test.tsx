@@ -49,6 +49,31 @@ describe('nodeLive with the traffic overlay', () => {
     });
   });
 
+  it('marks a proxy whose sessions cannot be listed: its traffic is unknown, not none', () => {
+    const withProxy: MeshLiveState = {
+      ...live,
+      proxies: {
+        'default/gateway-0': {
+          id: 'default/gateway-0',
+          pod: 'gateway-0',
+          role: 'gateway',
+          address: '127.0.0.10',
+          reachable: true,
+          inSync: true,
+          phase: 'in-sync',
+          attempts: 0,
+          listeners: [],
+          routes: [],
+          clusters: [],
+          sessions: { available: false, reason: '422' },
+          counters: { pushes: 1, pushFailures: 0, operations: 3, restarts: 0, sessions: 0 },
+        },
+      },
+    };
+    const gw = { ...node('Proxy', 'gateway-0'), id: 'Pod/default/gateway-0', proxyId: 'default/gateway-0' };
+    expect(nodeLive(gw, withProxy, 'n/a')).toEqual({ tone: 'ok', text: 'in sync · ⇄ n/a' });
+  });
+
   it('is unchanged without sessions, and absent without live state', () => {
     expect(nodeLive(node('Service', 'echo-v1'), live, 0)).toEqual({
       tone: 'ok',

@@ -9,10 +9,12 @@ import type { NodeLive } from './MeshNode';
 export function nodeLive(
   node: GraphNode,
   live: MeshLiveState | null | undefined,
-  sessions?: number,
+  sessions?: number | 'n/a',
 ): NodeLive | undefined {
   if (!live) return undefined;
   const state = stateOf(node, live);
+  // A proxy whose sessions cannot be listed: its traffic is unknown, not none.
+  if (sessions === 'n/a') return state ? { ...state, text: `${state.text} · ⇄ n/a` } : state;
   if (!sessions) return state;
   const flow = `⇄ ${sessions} session${sessions === 1 ? '' : 's'}`;
   return state

@@ -16,6 +16,7 @@ import { connectRawAds, type RawAdsClient } from '../xds/testing/rawAdsClient';
 import { freePort } from '../testing/startL7mp';
 import { ControlPlane } from './ControlPlane';
 import type { ProxyLiveState, XdsTypeName } from './liveState';
+import { withTimeout } from '@/lib/util/withTimeout';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const CLIENT = 'default/grpc-client';
@@ -57,16 +58,6 @@ async function startBackends(): Promise<Backend[]> {
     }
   }
   throw lastError;
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let t: NodeJS.Timeout | undefined;
-  return Promise.race([
-    p.finally(() => clearTimeout(t)),
-    new Promise<T>((_, reject) => {
-      t = setTimeout(() => reject(new Error(`${what}: no answer in ${ms} ms`)), ms);
-    }),
-  ]);
 }
 
 function recorder() {

@@ -50,6 +50,7 @@ import { XdsStreamTracker } from '../controlPlane/xdsStreamTracker';
 import type { AdsServer } from '../xds/AdsServer';
 import type { MeshXdsPublisher } from '../xds/meshXds';
 import { EventRecorder } from './eventRecorder';
+import { withTimeout } from '@/lib/util/withTimeout';
 import {
   describeError,
   type InformerState,
@@ -148,6 +149,8 @@ export class KubeController extends EventEmitter<KubeControllerEvents> {
   /** The gRPC clients' progress the last status pass used (JSON by id): an ADS event that changes none is no news. */
   private grpcSeen = new Map<string, string>();
   private readonly events: EventRecorder | undefined;
+  /** A status or Event write that gets no answer for this long fails (the informers' request timeout). */
+  private readonly requestTimeoutMs: number;
   /** Each l7mp proxy's phase as last told (while active): a proxy's event is about a change. */
   private readonly proxyPhases = new Map<string, string>();
 
@@ -157,6 +160,7 @@ export class KubeController extends EventEmitter<KubeControllerEvents> {
     this.active = options.active ?? true;
     this.fieldManager = options.fieldManager ?? 'meshdeck-controller';
     this.statusCoalesceMs = options.statusCoalesceMs ?? 100;
+    this.requestTimeoutMs = options.source?.requestTimeoutMs ?? 30_000;
     this.custom = options.kubeConfig.makeApiClient(k8s.CustomObjectsApi);
     this.reconciler = new Reconciler({ logger: this.logger, ...options.reconciler });
     this.source = new KubeSource({
@@ -175,6 +179,7 @@ export class KubeController extends EventEmitter<KubeControllerEvents> {
     if (options.events !== false)
       this.events = new EventRecorder(options.kubeConfig, {
         instance: options.events?.instance ?? `${os.hostname()}-${process.pid}`,
+        requestTimeoutMs: this.requestTimeoutMs,
         logger: this.logger,
       });
     if (options.xdsServer) {
@@ -258,16 +263,15 @@ export class KubeController extends EventEmitter<KubeControllerEvents> {
     if (this.tracker) this.tracker.detach(this.options.xdsServer!);
     await this.source.stop();
     await this.reconciler.stop();
-    await this.statusPass().catch(() => undefined);
-    // Events still queued get a moment, not a say: an unreachable API server must not hold up a stop.
-    if (this.events) {
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        this.events.whenIdle(),
-        new Promise<void>((resolve) => (timer = setTimeout(resolve, EVENTS_STOP_WAIT_MS))),
-      ]);
-      clearTimeout(timer);
-    }
+    // The last status pass and the Events still queued get a moment, not a say: an API server that does
+    // not answer must not hold up a stop (a write in flight waits out its own requestTimeoutMs).
+    const last = (async () => {
+      await this.statusPass().catch(() => undefined);
+      await this.events?.whenIdle();
+    })();
+    await withTimeout(last, STOP_WAIT_MS, 'the last status writes and events').catch((e: unknown) =>
+      this.logger.warn(`meshdeck kube: stopping without them: ${(e as Error).message}`),
+    );
   }
 
   // ------------------------------------------------------------------ snapshot -> engine -> proxies
@@ -479,17 +483,23 @@ export class KubeController extends EventEmitter<KubeControllerEvents> {
     const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
     const body = { status: { conditions: withTransitionTimes(conditions, raw.status, now) } };
     try {
-      const res = (await this.custom.patchNamespacedCustomObjectStatus(
-        {
-          group: MESH_GROUP,
-          version: MESH_VERSION,
-          namespace: info.ref.namespace,
-          plural: MESH_CRD_PLURALS[info.ref.kind as MeshCrdKind],
-          name: info.ref.name,
-          body,
-          fieldManager: this.fieldManager,
-        },
-        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      // client-node sets no timeout: a write that gets no answer fails and is retried, instead of holding
+      // every later status pass behind it for as long as the TCP stack keeps the connection.
+      const res = (await withTimeout(
+        this.custom.patchNamespacedCustomObjectStatus(
+          {
+            group: MESH_GROUP,
+            version: MESH_VERSION,
+            namespace: info.ref.namespace,
+            plural: MESH_CRD_PLURALS[info.ref.kind as MeshCrdKind],
+            name: info.ref.name,
+            body,
+            fieldManager: this.fieldManager,
+          },
+          k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+        ),
+        this.requestTimeoutMs,
+        `writing the status of ${key}`,
       )) as RawMeshObject;
       this.written.set(key, {
         json: JSON.stringify(conditions),
@@ -520,8 +530,8 @@ export class KubeController extends EventEmitter<KubeControllerEvents> {
   }
 }
 
-/** How long stop() waits for queued Events. */
-const EVENTS_STOP_WAIT_MS = 2000;
+/** How long stop() waits for the last status writes and the queued Events. */
+const STOP_WAIT_MS = 5000;
 
 /** A failed push in the proxy's own words: the operation, the HTTP status, the message. */
 function pushFailure(s: ProxySyncState): string | undefined {

@@ -7,6 +7,7 @@
  * are for humans and never hold up status or pushes.
  */
 import * as k8s from '@kubernetes/client-node';
+import { withTimeout } from '@/lib/util/withTimeout';
 import type { MeshEvent } from '@/lib/kube/meshEvents';
 import { describeError } from './kubeSource';
 
@@ -24,6 +25,8 @@ export interface EventRecorderOptions {
   refillMs?: number;
   /** Events waiting beyond this are dropped (default 1,000). */
   maxQueued?: number;
+  /** A write that gets no answer for this long fails (default 30 s). */
+  requestTimeoutMs?: number;
   now?: () => number;
 }
 
@@ -89,13 +92,15 @@ export class EventRecorder {
       seen.count++;
       seen.lastAt = now;
       try {
-        await this.api.patchNamespacedEvent(
-          {
-            name: seen.name,
-            namespace: seen.namespace,
-            body: { series: { count: seen.count, lastObservedTime: microTime(now) } },
-          },
-          k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+        await this.timed(
+          this.api.patchNamespacedEvent(
+            {
+              name: seen.name,
+              namespace: seen.namespace,
+              body: { series: { count: seen.count, lastObservedTime: microTime(now) } },
+            },
+            k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+          ),
         );
         return;
       } catch (e) {
@@ -106,29 +111,36 @@ export class EventRecorder {
     }
     if (!this.take(`${r.namespace}\0${r.kind}\0${r.name}`, now)) return;
     const name = `${r.name}.${(now * 1000 + (this.serial++ % 1000)).toString(16)}`;
-    await this.api.createNamespacedEvent({
-      namespace: r.namespace,
-      body: {
-        apiVersion: 'events.k8s.io/v1',
-        kind: 'Event',
-        metadata: { name, namespace: r.namespace },
-        eventTime: microTime(now),
-        reportingController: REPORTING_CONTROLLER,
-        reportingInstance: this.options.instance.slice(0, 128),
-        action: event.action,
-        reason: event.reason,
-        note: event.note,
-        type: event.type,
-        regarding: {
-          apiVersion: r.apiVersion,
-          kind: r.kind,
-          namespace: r.namespace,
-          name: r.name,
-          ...(r.uid ? { uid: r.uid } : {}),
+    await this.timed(
+      this.api.createNamespacedEvent({
+        namespace: r.namespace,
+        body: {
+          apiVersion: 'events.k8s.io/v1',
+          kind: 'Event',
+          metadata: { name, namespace: r.namespace },
+          eventTime: microTime(now),
+          reportingController: REPORTING_CONTROLLER,
+          reportingInstance: this.options.instance.slice(0, 128),
+          action: event.action,
+          reason: event.reason,
+          note: event.note,
+          type: event.type,
+          regarding: {
+            apiVersion: r.apiVersion,
+            kind: r.kind,
+            namespace: r.namespace,
+            name: r.name,
+            ...(r.uid ? { uid: r.uid } : {}),
+          },
         },
-      },
-    });
+      }),
+    );
     this.written.set(key, { name, namespace: r.namespace, count: 1, lastAt: now });
+  }
+
+  /** A write that gets no answer fails, so the queue behind it moves on (client-node sets no timeout). */
+  private timed<T>(request: Promise<T>): Promise<T> {
+    return withTimeout(request, this.options.requestTimeoutMs ?? 30_000, 'writing the event');
   }
 
   /** One token of the object's bucket, if it has one left. */

@@ -4,12 +4,12 @@
 // TCP relay that can black-hole the connections it already carries while forwarding new ones, as when a
 // NAT or load balancer forgets a flow. Every wait is bounded; nothing asserts how long anything took.
 import { randomBytes } from 'node:crypto';
-import net from 'node:net';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { KubeSource, type KubeSourceChange } from './kubeSource';
 import { installCrds, merge, until } from './replicasTestKit';
 import { type KubeApiServer, startKubeApiServer } from './testing/kubeApiServer';
+import { kubeConfigVia as kubeConfigViaRelay, tcpRelay } from './testing/tcpRelay';
 
 let kube: KubeApiServer;
 let admin: k8s.KubeConfig;
@@ -18,65 +18,15 @@ const ns = `meshdeck-src-${randomBytes(4).toString('hex')}`;
 const sources: KubeSource[] = [];
 const relays: { close(): Promise<void> }[] = [];
 
-/**
- * A TCP relay to the API server. blackholeExisting() makes every connection it carries now swallow bytes
- * in both directions without closing (half-open, as seen from the client); later connections forward.
- */
+/** A relay (testing/tcpRelay.ts) closed after the test. */
 async function halfOpenRelay(target: string) {
-  const { hostname, port } = new URL(target);
-  const pairs = new Set<{ dead: boolean; client: net.Socket; upstream: net.Socket }>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect(Number(port), hostname);
-    const pair = { dead: false, client, upstream };
-    pairs.add(pair);
-    client.on('error', () => client.destroy());
-    upstream.on('error', () => upstream.destroy());
-    client.on('data', (d) => void (pair.dead || upstream.write(d)));
-    upstream.on('data', (d) => void (pair.dead || client.write(d)));
-    // A black-holed flow tells neither side that the other went away.
-    client.on('close', () => {
-      if (!pair.dead) upstream.destroy();
-      pairs.delete(pair);
-    });
-    upstream.on('close', () => void (pair.dead || client.destroy()));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const relay = {
-    url: `https://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
-    /** Black-holes the connections open now; returns how many. */
-    blackholeExisting: () => {
-      let n = 0;
-      for (const p of pairs) {
-        if (p.dead) continue;
-        p.dead = true;
-        n++;
-      }
-      return n;
-    },
-    close: async () => {
-      for (const p of pairs) {
-        p.client.destroy();
-        p.upstream.destroy();
-      }
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+  const relay = await tcpRelay(target);
   relays.push(relay);
   return relay;
 }
 
 function kubeConfigVia(server?: string): k8s.KubeConfig {
-  const kc = new k8s.KubeConfig();
-  kc.loadFromFile(kube.admin.kubeconfigPath);
-  if (server) {
-    kc.loadFromOptions({
-      clusters: kc.clusters.map((c) => ({ ...c, server })),
-      users: kc.users,
-      contexts: kc.contexts,
-      currentContext: kc.currentContext,
-    });
-  }
-  return kc;
+  return kubeConfigViaRelay(kube.admin.kubeconfigPath, server);
 }
 
 /** A started source with its snapshots and log recorded. */

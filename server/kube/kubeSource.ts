@@ -19,6 +19,7 @@
  */
 import { EventEmitter } from 'node:events';
 import * as k8s from '@kubernetes/client-node';
+import { withTimeout } from '@/lib/util/withTimeout';
 import {
   KUBE_SOURCE_KINDS,
   type KubeObjects,
@@ -547,23 +548,6 @@ class TrackedWatch extends k8s.Watch {
     }
     return controller;
   }
-}
-
-/** `promise`, or a rejection after `ms` (the promise's own outcome is then ignored). */
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
-    promise.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (e: unknown) => {
-        clearTimeout(timer);
-        reject(e as Error);
-      },
-    );
-  });
 }
 
 /** A short description of an informer error: the HTTP status and the server's message when there is one. */

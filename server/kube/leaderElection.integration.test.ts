@@ -4,8 +4,6 @@
 // from onStartedLeading until the signal it was given aborts. Every wait is bounded in count and time;
 // nothing asserts how long anything took, only order, causality and the protocol's own lower bound.
 import { randomBytes } from 'node:crypto';
-import net from 'node:net';
-import * as k8s from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LeaderElector, type LeaderElectorOptions } from './leaderElection';
 import {
@@ -14,6 +12,7 @@ import {
   kubeRequest,
   startKubeApiServer,
 } from './testing/kubeApiServer';
+import { kubeConfigVia, tcpRelay } from './testing/tcpRelay';
 
 const LEASE_SECONDS = 3;
 const RENEW_DEADLINE_MS = 2_000;
@@ -46,16 +45,7 @@ function candidate(
   extra: Partial<LeaderElectorOptions> & { server?: string } = {},
 ): Candidate {
   const { server, ...options } = extra;
-  const kubeConfig = new k8s.KubeConfig();
-  kubeConfig.loadFromFile(who.kubeconfigPath);
-  if (server) {
-    kubeConfig.loadFromOptions({
-      clusters: kubeConfig.clusters.map((c) => ({ ...c, server })),
-      users: kubeConfig.users,
-      contexts: kubeConfig.contexts,
-      currentContext: kubeConfig.currentContext,
-    });
-  }
+  const kubeConfig = kubeConfigVia(who.kubeconfigPath, server);
   const logs: Candidate['logs'] = [];
   const newLeaders: string[] = [];
   const log =
@@ -90,46 +80,6 @@ function candidate(
   });
   electors.push(elector);
   return { elector, id, logs, newLeaders };
-}
-
-/**
- * A TCP relay to the API server that can be cut: while cut, it swallows bytes in both directions and
- * accepts new connections without forwarding them, so requests hang as in a network partition.
- */
-async function partitionableRelay(target: string) {
-  const { hostname, port } = new URL(target);
-  let cut = false;
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    sockets.add(client);
-    client.on('close', () => sockets.delete(client));
-    client.on('error', () => client.destroy());
-    const upstream = net.connect(Number(port), hostname);
-    sockets.add(upstream);
-    upstream.on('close', () => sockets.delete(upstream));
-    upstream.on('error', () => upstream.destroy());
-    client.on('data', (d) => void (cut || upstream.write(d)));
-    upstream.on('data', (d) => void (cut || client.write(d)));
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address() as net.AddressInfo;
-  return {
-    url: `https://127.0.0.1:${address.port}`,
-    cut: () => {
-      cut = true;
-    },
-    heal: () => {
-      // Connections cut mid-request are broken for good (bytes were lost): drop them.
-      cut = false;
-      for (const s of sockets) s.destroy();
-    },
-    close: async () => {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
 }
 
 /** Samples every 100 ms which electors report leading; records any moment with more than one. */
@@ -380,7 +330,7 @@ describe('leader election over a Lease (real kube-apiserver)', () => {
     timeline = [];
     overlaps = [];
     startedAt = new Map();
-    const relay = await partitionableRelay(kube.url);
+    const relay = await tcpRelay(kube.url);
     const cutOff = candidate(kube.admin, 'cut-off', 'partition-lease', { server: relay.url });
     const other = candidate(kube.admin, 'direct', 'partition-lease');
     const samples = sampler([cutOff, other]);
@@ -408,7 +358,7 @@ describe('leader election over a Lease (real kube-apiserver)', () => {
       expect(cutOff.elector.status().lastError).toMatch(/no answer within \d+ ms/);
 
       // Healed, it comes back as a candidate and finds the lease held.
-      relay.heal();
+      relay.heal({ dropCut: true });
       await waitFor('cut-off reads the lease again', () => cutOff.elector.status().lastError === undefined);
       await rounds(cutOff, 3);
       expect(cutOff.elector.isLeader()).toBe(false);

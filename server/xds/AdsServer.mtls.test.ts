@@ -15,13 +15,7 @@ import { TypeUrls } from './envoyProtos';
 import { type Child, forkAdsServer, waitFor } from './testing/children';
 import { demoSnapshot } from './testing/demoSnapshot';
 import { connectRawAds } from './testing/rawAdsClient';
-
-function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  return Promise.race([
-    p,
-    new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`${what}: no answer in ${ms} ms`)), ms)),
-  ]);
-}
+import { withTimeout } from '@/lib/util/withTimeout';
 
 describe('ADS over mTLS with CertificateManager certificates', () => {
   let dir: string;

@@ -417,8 +417,15 @@ test('canary: sliders keep 100, the preview follows, apply pushes the weights, t
   await expect(page.getByTestId('traffic-sessions')).toHaveCount(0);
   await page.reload();
   await expect(page.getByTestId('traffic-toggle')).toHaveAttribute('aria-pressed', 'false');
-  await page.getByTestId('traffic-toggle').click();
+  // T turns it on again; with nothing selected (Esc), the Inspector names the busiest listener.
+  await page.keyboard.press('t');
   await expect(page.getByTestId('traffic-toggle')).toHaveText('⇄ 20 sessions');
+  await page.keyboard.press('Escape');
+  const summary = page.getByTestId('summary-traffic');
+  await expect(summary).toContainText('20 sessions');
+  await expect(summary.getByTestId('summary-traffic-VirtualService/default/gateway')).toBeVisible();
+  await expect(summary).toContainText('VS default/gateway ⇄ 20');
+  await page.screenshot({ path: `${SHOTS}/console-traffic-summary.png` });
 
   await page.goto('/proxies');
   await expect(page.getByTestId('proxy-row-default/gateway-0')).toContainText('SYNCED');

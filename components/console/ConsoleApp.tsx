@@ -129,6 +129,7 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
   const live = liveQ.data;
   const connection = useLiveEvents(live !== null && live !== undefined);
   const [theme, setTheme] = useTheme();
+  const [trafficOn, toggleTraffic] = useTrafficOverlay();
 
   const [selected, setSelected] = useState<string | undefined>();
   const [tab, setTab] = useState<Tab>('inspector');
@@ -394,12 +395,13 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
         finder.current?.focus();
       } else if (e.key === '?') setDialog('help');
       else if (e.key === 'h' || e.key === 'H') openHistory();
+      else if (e.key === 't' || e.key === 'T') toggleTraffic();
       else if (e.key === 'Escape') setSelected(undefined);
       else if (e.key === '1' || e.key === '2' || e.key === '3') setTab(TABS[Number(e.key) - 1]![0]);
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
-  }, [undo, redo, flush, openHistory]);
+  }, [undo, redo, flush, openHistory, toggleTraffic]);
 
   // Stable handlers: the memoized canvas then skips re-renders that do not concern it (typing in a form).
   const onMove = useCallback(
@@ -449,7 +451,6 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
   );
   const [marks] = useState(() => new NodeMarksStore());
   const canvasGraph = useCanvasGraph(graph, marks);
-  const [trafficOn, toggleTraffic] = useTrafficOverlay();
   const traffic = useMemo(
     () => (trafficOn && live ? graphTraffic(graph, live) : undefined),
     [trafficOn, live, graph],

@@ -84,7 +84,10 @@ export function Inspector({
         )
       : new Map<string, Diagnostic[]>();
 
-  if (!node) return <MeshSummaryPanel compilation={compilation} live={live} onFind={onFind ?? onSelect} />;
+  if (!node)
+    return (
+      <MeshSummaryPanel compilation={compilation} live={live} traffic={traffic} onFind={onFind ?? onSelect} />
+    );
 
   if (node.kind === 'Missing') {
     const create = (kind: PaletteKind) =>

@@ -861,9 +861,9 @@ function trafficEdge(e: Edge, sessions: number): Edge {
 
 /** What the traffic button's tooltip says: where the sessions come from and what is missing. */
 function trafficTitle(traffic: GraphTraffic | undefined): string {
-  if (!traffic) return "Show the proxies' live sessions on the graph";
+  if (!traffic) return "Show the proxies' live sessions on the graph (T)";
   return [
-    "Live sessions from each l7mp proxy's session list, read every 2 s (l7mp counts no bytes). Click to hide.",
+    "Live sessions from each l7mp proxy's session list, read every 2 s (l7mp counts no bytes). Click (or T) to hide.",
     ...traffic.unavailable.map((u) => `${u.proxy}: sessions unavailable: ${u.reason}`),
     traffic.unplaced > 0
       ? `${traffic.unplaced} session${traffic.unplaced === 1 ? ' runs' : 's run'} on listeners this draft does not have`

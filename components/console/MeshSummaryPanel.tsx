@@ -1,6 +1,8 @@
 'use client';
 
 import type { DraftCompilation } from '@/lib/console/compileDraft';
+import type { GraphTraffic } from '@/lib/console/graphTraffic';
+import type { GraphNode, MeshGraph } from '@/lib/console/meshGraph';
 import { meshSummary } from '@/lib/console/meshSummary';
 import type { MeshLiveState } from '@/server/controlPlane/liveState';
 import { KIND_LABEL } from './kindColors';
@@ -26,10 +28,13 @@ const KIND_WORDS: Record<string, [string, string]> = {
 export function MeshSummaryPanel({
   compilation,
   live,
+  traffic,
   onFind,
 }: {
   compilation: DraftCompilation;
   live: MeshLiveState | null | undefined;
+  /** The live sessions on the graph, while the traffic overlay is on: the busiest listeners. */
+  traffic?: GraphTraffic;
   onFind(nodeId: string): void;
 }) {
   const s = meshSummary(compilation.graph, compilation.diagnostics);
@@ -86,6 +91,7 @@ export function MeshSummaryPanel({
               ) : null}
             </p>
           ) : null}
+          {traffic ? <TrafficSummary traffic={traffic} graph={compilation.graph} onFind={onFind} /> : null}
           {s.attention.length > 0 ? (
             <>
               <h3>
@@ -118,5 +124,61 @@ export function MeshSummaryPanel({
         </section>
       ) : null}
     </div>
+  );
+}
+
+/** How many listeners the summary names, busiest first. */
+const BUSIEST = 5;
+
+/** Live traffic at a glance: the sessions, the busiest listeners (each a link), the proxies not counted. */
+function TrafficSummary({
+  traffic,
+  graph,
+  onFind,
+}: {
+  traffic: GraphTraffic;
+  graph: MeshGraph;
+  onFind(nodeId: string): void;
+}) {
+  const byId = new Map(graph.nodes.map((n) => [n.id, n]));
+  const busiest = Object.values(graph.listeners)
+    .map((l) => ({ node: byId.get(l.node), sessions: traffic.nodes[l.node] ?? 0 }))
+    .filter((l): l is { node: GraphNode; sessions: number } => !!l.node && l.sessions > 0)
+    .sort((a, b) => b.sessions - a.sessions || (a.node.id < b.node.id ? -1 : 1))
+    .slice(0, BUSIEST);
+  const n = traffic.sessions.length;
+  return (
+    <section aria-label="Live traffic" data-testid="summary-traffic">
+      <h3>Live traffic</h3>
+      <p>
+        {count(n, 'session')}
+        {traffic.unavailable.length > 0 ? (
+          <span
+            className="mesh-summary__note"
+            title={traffic.unavailable.map((u) => `${u.proxy}: ${u.reason}`).join('\n')}
+          >
+            {' '}
+            (not counted: {traffic.unavailable.map((u) => u.proxy).join(', ')})
+          </span>
+        ) : null}
+      </p>
+      {busiest.length > 0 ? (
+        <ul className="mesh-summary__attention">
+          {busiest.map(({ node, sessions }) => (
+            <li key={node.id}>
+              <button
+                type="button"
+                className="link-button"
+                onClick={() => onFind(node.id)}
+                data-testid={`summary-traffic-${node.id}`}
+              >
+                {KIND_LABEL[node.kind]} {node.namespace}/{node.name}
+              </button>{' '}
+              <span className="tone-flow">⇄ {sessions}</span>
+            </li>
+          ))}
+        </ul>
+      ) : null}
+    </section>
   );
 }

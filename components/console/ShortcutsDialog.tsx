@@ -14,6 +14,7 @@ export const SHORTCUTS: [string, string][] = [
   ['Ctrl+. (in YAML)', 'Quick fixes for the problem on this line (also: Fix in the list)'],
   ['1 / 2 / 3', 'Inspector / YAML / Preview tab'],
   ['H', 'Apply history: what each apply changed, and a way back'],
+  ['T', 'Live traffic on the graph, on or off'],
   ['Esc', 'Clear the selection, close a dialog'],
   ['?', 'This cheat sheet'],
 ];

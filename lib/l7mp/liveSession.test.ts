@@ -83,9 +83,9 @@ describe('toLiveSession', () => {
     expect(
       toLiveSession({ ...udp, metadata: { ...udp.metadata, UDP: { src_port: 80 } } }, config).route,
     ).toBe(undefined);
-    expect(
-      toLiveSession({ ...udp, metadata: { ...udp.metadata, UDP: { src_port: 80 } } }, config).rule,
-    ).toBe(undefined);
+    expect(toLiveSession({ ...udp, metadata: { ...udp.metadata, UDP: { src_port: 80 } } }, config).rule).toBe(
+      undefined,
+    );
     // A listener the config does not have (removed since): no route claimed.
     expect(toLiveSession({ ...udp, source: { origin: 'gone' } }, config).route).toBe(undefined);
   });

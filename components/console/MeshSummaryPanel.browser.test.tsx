@@ -4,19 +4,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { DraftCompilation } from '@/lib/console/compileDraft';
 import type { GraphNode } from '@/lib/console/meshGraph';
 import { MeshSummaryPanel } from './MeshSummaryPanel';
+import { graphNode } from '@/lib/console/liveState.testutil';
 
 let host: HTMLDivElement | undefined;
 afterEach(() => host?.remove());
 
-const node = (kind: GraphNode['kind'], name: string): GraphNode => ({
-  id: `${kind}/default/${name}`,
-  kind,
-  name,
-  namespace: 'default',
-  detail: '',
-  diagnostics: [],
-  counts: { error: 0, warning: 0, info: 0 },
-});
+const node = (kind: GraphNode['kind'], name: string): GraphNode => graphNode(kind, name);
 
 function draw(nodes: GraphNode[]): HTMLElement {
   host = document.createElement('div');

@@ -1,19 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { GraphNode } from '@/lib/console/meshGraph';
+import { graphNode, proxyLive } from '@/lib/console/liveState.testutil';
 import type { MeshLiveState } from '@/server/controlPlane/liveState';
 import { nodeLive } from './nodeLive';
 
-function node(kind: GraphNode['kind'], name: string): GraphNode {
-  return {
-    id: `${kind}/default/${name}`,
-    kind,
-    name,
-    namespace: 'default',
-    detail: '',
-    diagnostics: [],
-    counts: { error: 0, warning: 0, info: 0 },
-  };
-}
+const node = (kind: GraphNode['kind'], name: string) => graphNode(kind, name);
 
 const live: MeshLiveState = {
   version: 1,
@@ -53,21 +44,9 @@ describe('nodeLive with the traffic overlay', () => {
     const withProxy: MeshLiveState = {
       ...live,
       proxies: {
-        'default/gateway-0': {
-          id: 'default/gateway-0',
-          pod: 'gateway-0',
-          role: 'gateway',
-          address: '127.0.0.10',
-          reachable: true,
-          inSync: true,
-          phase: 'in-sync',
-          attempts: 0,
-          listeners: [],
-          routes: [],
-          clusters: [],
+        'default/gateway-0': proxyLive('default/gateway-0', {
           sessions: { available: false, reason: '422' },
-          counters: { pushes: 1, pushFailures: 0, operations: 3, restarts: 0, sessions: 0 },
-        },
+        }),
       },
     };
     const gw = { ...node('Proxy', 'gateway-0'), id: 'Pod/default/gateway-0', proxyId: 'default/gateway-0' };

@@ -5,6 +5,7 @@ import { compileDraft } from './compileDraft';
 import { applyCommand } from './draftCommands';
 import type { DraftDoc } from './draftDoc';
 import { graphTraffic, sessionsThrough } from './graphTraffic';
+import { proxyLive } from './liveState.testutil';
 import { exampleDraft } from './testDrafts.testutil';
 
 const GW = 'gateway.default.virtualservice.cluster.local';
@@ -32,21 +33,7 @@ function udpSession(port: number, endpoint: string, startedAt = '2026-11-28T14:2
 }
 
 function proxy(id: string, sessions: ProxyLiveState['sessions'], role = 'gateway'): ProxyLiveState {
-  return {
-    id,
-    pod: id.split('/')[1]!,
-    role,
-    address: '127.0.0.10',
-    reachable: true,
-    inSync: true,
-    phase: 'in-sync',
-    attempts: 0,
-    listeners: [],
-    routes: [],
-    clusters: [],
-    sessions,
-    counters: { pushes: 1, pushFailures: 0, operations: 3, restarts: 0, sessions: 0 },
-  };
+  return proxyLive(id, { role, sessions });
 }
 
 /** The canary's live state with these raw sessions on the gateway (the endpoints as examples/canary runs them). */

@@ -426,6 +426,13 @@ test('canary: sliders keep 100, the preview follows, apply pushes the weights, t
   await expect(summary.getByTestId('summary-traffic-VirtualService/default/gateway')).toBeVisible();
   await expect(summary).toContainText('VS default/gateway ⇄ 20');
   await page.screenshot({ path: `${SHOTS}/console-traffic-summary.png` });
+  // Grouped by namespace, the default namespace's group stands in for every session through it.
+  await page.getByTestId('group-toggle').click();
+  const group = page.getByTestId('group-Group:ns/default');
+  await expect(group).toHaveAttribute('data-sessions', '20');
+  await expect(group).toContainText('⇄ 20');
+  await page.getByTestId('group-toggle').click();
+  await expect(canary).toHaveAttribute('data-sessions', '20');
 
   await page.goto('/proxies');
   await expect(page.getByTestId('proxy-row-default/gateway-0')).toContainText('SYNCED');

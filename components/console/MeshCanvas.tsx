@@ -34,7 +34,7 @@ import { firstViewPicture } from '@/lib/console/firstViewPicture';
 import { type GraphEdge, graphHash, type MeshGraph, shareById, shareGraph } from '@/lib/console/meshGraph';
 import { pathThrough } from '@/lib/console/pathThrough';
 import { canPlaceIncrementally, placeNewNodes } from '@/lib/console/placeNewNodes';
-import type { GraphTraffic } from '@/lib/console/graphTraffic';
+import { type GraphTraffic, viewTraffic } from '@/lib/console/graphTraffic';
 import type { MeshLiveState } from '@/server/controlPlane/liveState';
 import {
   GROUP_HEIGHT,
@@ -190,6 +190,14 @@ function Canvas(props: MeshCanvasProps) {
   const view = useMemo(
     () => (grouping ? groupedView(graph, grouping, open) : undefined),
     [graph, grouping, open],
+  );
+  // The live sessions a collapsed group stands in for: on the group, and on the edges drawn to it.
+  const groupFlows = useMemo(
+    () =>
+      traffic && view && grouping && traffic.sessions.length > 0
+        ? viewTraffic(traffic, graph, view, grouping.groupOf)
+        : undefined,
+    [traffic, view, grouping, graph],
   );
 
   // The flat view keeps every node where it is and places new ones next to their neighbours; a layout runs
@@ -396,7 +404,11 @@ function Canvas(props: MeshCanvasProps) {
         id: g.id,
         type: 'meshGroup',
         position: autoPos[g.id] ?? { x: -GROUP_WIDTH * 1.5, y: i * (GROUP_HEIGHT + 16) },
-        data: staged && autoPos[g.id] ? { group: g, staged: true } : { group: g },
+        data: {
+          group: g,
+          ...(staged && autoPos[g.id] ? { staged: true } : {}),
+          ...(groupFlows?.groups[g.id] ? { sessions: groupFlows.groups[g.id] } : {}),
+        },
         width: GROUP_WIDTH,
         height: GROUP_HEIGHT,
         measured: { width: GROUP_WIDTH, height: GROUP_HEIGHT },
@@ -411,7 +423,7 @@ function Canvas(props: MeshCanvasProps) {
     const first = view.collapsed.length;
     view.nodes.forEach((n, i) => out.push(meshNode(n, i, false, first + i)));
     return out;
-  }, [graph, view, shownLaid, layout, live, traffic, selectedId, collapse, stagedFrom]);
+  }, [graph, view, shownLaid, layout, live, traffic, groupFlows, selectedId, collapse, stagedFrom]);
 
   // Local node state takes drags between renders; a new graph, layout or overlay replaces it. Nodes
   // equal to the ones shown before keep their objects: React Flow then keeps its internal node and the
@@ -431,10 +443,16 @@ function Canvas(props: MeshCanvasProps) {
   const builtEdges = useMemo(() => {
     let list = view ? view.edges.map(toViewEdge) : graph.edges.map(toFlowEdge);
     const flows = traffic?.edges;
+    const pairs = groupFlows?.pairs;
     if (flows && traffic.sessions.length > 0)
-      list = list.map((e) => (flows[e.id] ? trafficEdge(e, flows[e.id]!) : e));
+      list = list.map((e) => {
+        const n =
+          flows[e.id] ??
+          (pairs && e.data?.kind === 'aggregate' ? pairs[`${e.source}->${e.target}`] : undefined);
+        return n ? trafficEdge(e, n) : e;
+      });
     return selectedEdge ? list.map((e) => (e.id === selectedEdge ? { ...e, selected: true } : e)) : list;
-  }, [graph, view, selectedEdge, traffic]);
+  }, [graph, view, selectedEdge, traffic, groupFlows]);
   const traceCss = useMemo(
     () => (selectedId ? traceStyle(graph, selectedId, built, builtEdges, grouping?.groupOf) : ''),
     [graph, selectedId, built, builtEdges, grouping],
@@ -601,7 +619,7 @@ function Canvas(props: MeshCanvasProps) {
         <Controls showInteractive={false} />
         <CanvasMiniMap boxes={miniBoxes} theme={theme} />
         {graph.nodes.length > 0 ? (
-          <Panel position="top-right">
+          <Panel position="top-right" className="canvas__grouping-panel">
             <div className="canvas__grouping" data-testid="grouping-panel">
               <span data-testid="group-summary" className="canvas__count">
                 {view

@@ -109,7 +109,7 @@ export const MeshNode = memo(MeshNodeView);
  * A collapsed group: what it is, how many objects of each kind, the worst diagnostic inside. `staged`
  * as for MeshNodeData.
  */
-export type MeshGroupData = { group: GraphGroup; staged?: boolean };
+export type MeshGroupData = { group: GraphGroup; staged?: boolean; sessions?: number };
 export type MeshGroupFlowNode = Node<MeshGroupData, 'meshGroup'>;
 
 const GROUP_KIND_LABEL: Record<GraphGroup['by'], string> = {
@@ -167,6 +167,7 @@ function MeshGroupView({ data }: NodeProps<MeshGroupFlowNode>) {
       }}
       data-testid={`group-${g.id}`}
       data-members={g.members.length}
+      data-sessions={data.sessions}
       data-worst={g.worst ?? 'none'}
       aria-label={`${GROUP_KIND_LABEL[g.by]} group ${groupTitle(g)}: ${g.members.length} objects${problems ? `, ${problems}` : ''}; click to expand`}
       title={`${kinds}\nClick to expand`}
@@ -183,6 +184,7 @@ function MeshGroupView({ data }: NodeProps<MeshGroupFlowNode>) {
       </div>
       <div className="mesh-node__detail">
         {g.members.length} object{g.members.length === 1 ? '' : 's'}
+        {data.sessions ? <span className="tone-flow"> · ⇄ {data.sessions}</span> : null}
       </div>
       <div className="mesh-node__detail">{kinds}</div>
       <Handle type="source" position={Position.Right} isConnectable={false} />

@@ -18,6 +18,7 @@ function flow(proxy: string, port: number, endpoint: string, second: number): Tr
       startedAt: `2026-11-28T14:41:${String(second).padStart(2, '0')}.000Z`,
     },
     nodes: ['VirtualService/default/gateway', TARGET],
+    edges: [],
   };
 }
 

@@ -4,7 +4,7 @@ import type { MeshLiveState, ProxyLiveState } from '@/server/controlPlane/liveSt
 import { compileDraft } from './compileDraft';
 import { applyCommand } from './draftCommands';
 import type { DraftDoc } from './draftDoc';
-import { graphTraffic, sessionsThrough } from './graphTraffic';
+import { graphTraffic, sessionsThrough, viewTraffic } from './graphTraffic';
 import { proxyLive } from './liveState.testutil';
 import { exampleDraft } from './testDrafts.testutil';
 
@@ -193,6 +193,38 @@ describe('graphTraffic', () => {
     const t = graphTraffic(graph, live);
     expect(t.nodes['Target/default/transcoder-vsvc']).toBe(1);
     expect(t.nodes['VirtualService/default/transcoder-vsvc']).toBe(1);
+  });
+
+  it('in a grouped view: sessions per collapsed group and per edge a group stands in for, each session once', () => {
+    const { graph } = compileDraft(canary);
+    const live = canaryLive(canary, [
+      udpSession(9001, '127.0.0.51'),
+      udpSession(9002, '127.0.0.52'),
+      udpSession(9003, '127.0.0.51'),
+      udpSession(9004, '127.0.0.61'),
+    ]);
+    const t = graphTraffic(graph, live);
+    // Each backend's VirtualService and Service folded into a group; the rest shown as themselves.
+    const groupOf: Record<string, string> = {
+      'VirtualService/default/echo-v1': 'Group:v1',
+      'Service/default/echo-v1': 'Group:v1',
+      'VirtualService/default/echo-v2': 'Group:v2',
+      'Service/default/echo-v2': 'Group:v2',
+    };
+    const view = {
+      nodes: graph.nodes.filter((n) => !groupOf[n.id]),
+      collapsed: [{ id: 'Group:v1' }, { id: 'Group:v2' }],
+    };
+    expect(viewTraffic(t, graph, view, groupOf)).toEqual({
+      groups: { 'Group:v1': 3, 'Group:v2': 1 },
+      // The split edges into the groups; the edges inside a group and between shown nodes are not pairs.
+      pairs: { 'Target/default/echo-canary->Group:v1': 3, 'Target/default/echo-canary->Group:v2': 1 },
+    });
+    // An expanded group (not collapsed) is shown as its members: nothing to stand in for.
+    expect(viewTraffic(t, graph, { nodes: graph.nodes, collapsed: [] }, groupOf)).toEqual({
+      groups: {},
+      pairs: {},
+    });
   });
 
   it('is empty without live state', () => {

@@ -19,6 +19,8 @@ export interface TrafficSession {
   session: LiveSession;
   /** The nodes it passes through, from the listener's VirtualService to the endpoint's Service. */
   nodes: string[];
+  /** The edges it runs along (ids). */
+  edges: string[];
 }
 
 export interface GraphTraffic {
@@ -48,13 +50,14 @@ export function graphTraffic(graph: MeshGraph, live: MeshLiveState | null | unde
       continue;
     }
     for (const session of proxy.sessions.items) {
-      const nodes = place(graph, out, live, proxy.id, session, traffic.edges);
-      if (!nodes) {
+      const path = place(graph, out, live, proxy.id, session);
+      if (!path) {
         traffic.unplaced++;
         continue;
       }
-      for (const n of nodes) traffic.nodes[n] = (traffic.nodes[n] ?? 0) + 1;
-      traffic.sessions.push({ proxy: proxy.id, session, nodes });
+      for (const n of path.nodes) traffic.nodes[n] = (traffic.nodes[n] ?? 0) + 1;
+      for (const e of path.edges) traffic.edges[e] = (traffic.edges[e] ?? 0) + 1;
+      traffic.sessions.push({ proxy: proxy.id, session, ...path });
     }
   }
   return traffic;
@@ -68,9 +71,45 @@ export function sessionsThrough(traffic: GraphTraffic, nodeId: string): TrafficS
 }
 
 /**
- * The nodes of one session's path, counting its edges into `edges`; undefined when its listener is not
- * in the graph. Each hop is taken only where the graph has it: a destination the draft no longer routes
- * to still counts on its Target, without an edge to it.
+ * Sessions in a grouped view: per collapsed group, the sessions with a node inside it, and per pair of
+ * shown ends (`source->target`, a group or a node) that a group stands in for, the sessions along an edge
+ * between them. Each session counts once per group and once per pair.
+ */
+export function viewTraffic(
+  traffic: GraphTraffic,
+  graph: MeshGraph,
+  view: { nodes: readonly { id: string }[]; collapsed: readonly { id: string }[] },
+  groupOf: Record<string, string>,
+): { groups: Record<string, number>; pairs: Record<string, number> } {
+  const shown = new Set(view.nodes.map((n) => n.id));
+  const collapsed = new Set(view.collapsed.map((g) => g.id));
+  const at = (id: string) =>
+    shown.has(id) ? id : collapsed.has(groupOf[id] ?? '') ? groupOf[id] : undefined;
+  const edges = edgesById(graph);
+  const groups: Record<string, number> = {};
+  const pairs: Record<string, number> = {};
+  for (const s of traffic.sessions) {
+    const inGroups = new Set(
+      s.nodes.map((n) => groupOf[n]).filter((g) => g !== undefined && collapsed.has(g)),
+    );
+    for (const g of inGroups) groups[g!] = (groups[g!] ?? 0) + 1;
+    const along = new Set<string>();
+    for (const id of s.edges) {
+      const e = edges.get(id);
+      const [from, to] = e ? [at(e.source), at(e.target)] : [];
+      // Between two nodes shown as themselves the edge is drawn as itself (traffic.edges has it).
+      if (from && to && from !== to && (collapsed.has(from) || collapsed.has(to)))
+        along.add(`${from}->${to}`);
+    }
+    for (const k of along) pairs[k] = (pairs[k] ?? 0) + 1;
+  }
+  return { groups, pairs };
+}
+
+/**
+ * The nodes and edges of one session's path; undefined when its listener is not in the graph. Each hop
+ * is taken only where the graph has it: a destination the draft no longer routes to still counts on its
+ * Target, without an edge to it.
  */
 function place(
   graph: MeshGraph,
@@ -78,12 +117,12 @@ function place(
   live: MeshLiveState,
   proxyId: string,
   s: LiveSession,
-  edges: Record<string, number>,
-): string[] | undefined {
+): { nodes: string[]; edges: string[] } | undefined {
   const listener = s.listener ? graph.listeners[s.listener] : undefined;
   if (!listener) return undefined;
+  const edges: string[] = [];
   const count = (e: GraphEdge | undefined) => {
-    if (e) edges[e.id] = (edges[e.id] ?? 0) + 1;
+    if (e) edges.push(e.id);
   };
   const vs = listener.node;
   const nodes = [vs];
@@ -102,10 +141,10 @@ function place(
     count(rule);
   }
   const target = s.destination ? targetNode(graph, out, s.destination) : undefined;
-  if (!target) return nodes;
+  if (!target) return { nodes, edges };
   nodes.push(target);
   if (rule) count(out.get(rule.target)?.find((e) => e.kind === 'destination' && e.target === target));
-  if (!s.endpoint) return nodes;
+  if (!s.endpoint) return { nodes, edges };
   // The endpoint's source: the one (of a canary split) whose Services have the address, else the only
   // one when it has no Service to ask (a proxy's VirtualService, explicit endpoints). An endpoint no
   // source has (a flow that stays on an entry the draft removed) stops at the Target.
@@ -120,14 +159,14 @@ function place(
     }
   }
   if (!via && sources.length === 1 && servicesOf(out, sources[0]!.target).length === 0) via = sources[0];
-  if (!via) return nodes;
+  if (!via) return { nodes, edges };
   count(via);
   nodes.push(via.target);
   if (service && service !== via.target) {
     nodes.push(service);
     count(out.get(via.target)?.find((x) => x.kind === 'selects' && x.target === service));
   }
-  return nodes;
+  return { nodes, edges };
 }
 
 /**
@@ -153,6 +192,14 @@ function servicesOf(out: Map<string, GraphEdge[]>, id: string): string[] {
 function hasAddress(live: MeshLiveState, serviceNode: string, address: string): boolean {
   const svc = live.services[serviceNode.slice('Service/'.length)];
   return !!svc?.endpoints.some((e) => e.address === address);
+}
+
+const edgesByIdOf = new WeakMap<MeshGraph, Map<string, GraphEdge>>();
+
+function edgesById(graph: MeshGraph): Map<string, GraphEdge> {
+  let m = edgesByIdOf.get(graph);
+  if (!m) edgesByIdOf.set(graph, (m = new Map(graph.edges.map((e) => [e.id, e]))));
+  return m;
 }
 
 /** Each node's outgoing edges; kept per graph, which the canvas keeps from one live update to the next. */

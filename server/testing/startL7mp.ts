@@ -31,6 +31,8 @@ export interface StartL7mpOptions {
   logLevel?: 'error' | 'warn' | 'info' | 'verbose' | 'silly';
   /** How long to wait for the API to answer; the proxy needs ~2.3 s to initialise its OpenAPI. */
   startTimeoutMs?: number;
+  /** Where free ports come from when `apiPort` is not given (default: `freePort('tcp')`). */
+  pickPort?: () => Promise<number>;
 }
 
 const LOG_LIMIT = 64 * 1024;
@@ -49,7 +51,22 @@ export function l7mpPackageDir(): string {
  * use 127.0.0.1. Rejects with the proxy's output if it exits or does not answer in time.
  */
 export async function startL7mp(options: StartL7mpOptions = {}): Promise<L7mpProcess> {
-  const apiPort = options.apiPort ?? (await freePort('tcp'));
+  if (options.apiPort !== undefined) return startOn(options.apiPort, options);
+  // A port found free can be taken before l7mp listens on it (test files run side by side, and outgoing
+  // connections draw from the same range): l7mp then exits with EADDRINUSE, and another port is tried.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOn(await (options.pickPort ?? (() => freePort('tcp')))(), options);
+    } catch (e) {
+      if (attempt >= START_ATTEMPTS || !(e as Error).message.includes('EADDRINUSE')) throw e;
+    }
+  }
+}
+
+/** How many free ports startL7mp tries when the one it picked is taken meanwhile. */
+const START_ATTEMPTS = 3;
+
+async function startOn(apiPort: number, options: StartL7mpOptions): Promise<L7mpProcess> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'meshdeck-l7mp-'));
   const bootstrap = path.join(dir, 'bootstrap.json');
   await writeFile(

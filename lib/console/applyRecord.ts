@@ -7,6 +7,7 @@
  * Shared by the server (server/console/ApplyHistory.ts) and the console (HistoryDialog).
  */
 import { z } from 'zod';
+import { SyncTrigger } from '../gitops/autoSync';
 import { DraftDoc } from './draftDoc';
 
 /** How the proxies stood once an apply ended: counts, and each proxy left out of sync with its error. */
@@ -67,6 +68,8 @@ export const ApplySummary = z.strictObject({
    * with Overwrite chosen (lib/console/clusterDrift.ts), as `Kind/namespace/name`.
    */
   overwrote: z.array(z.string()).optional(),
+  /** A sync from Git (lib/gitops/autoSync.ts): the base branch's commit written, and why. */
+  git: z.strictObject({ commit: z.string(), trigger: SyncTrigger }).optional(),
 });
 export type ApplySummary = z.infer<typeof ApplySummary>;
 

@@ -169,16 +169,7 @@ async function applyLocked(options: ApplyDraftOptions, req: ApplyBody): Promise<
   const applied: string[] = [];
   const deleted: string[] = [];
   try {
-    for (const [rel, text] of Object.entries(state.draft.files).sort(([a], [b]) => (a < b ? -1 : 1))) {
-      if (disk.files[rel] === text) continue;
-      await writeFileAtomic(await resolveInsideMeshDir(drafts.meshDir, rel, true), text);
-      applied.push(rel);
-    }
-    for (const rel of Object.keys(disk.files).sort()) {
-      if (rel in state.draft.files) continue;
-      await rm(await resolveInsideMeshDir(drafts.meshDir, rel, false), { force: true });
-      deleted.push(rel);
-    }
+    await writeMeshDirFiles(drafts.meshDir, disk.files, state.draft.files, { applied, deleted });
     // Compared as positions: an unreadable layout file the draft did not change is left as it is.
     const layoutText = formatLayout(state.draft.layout);
     const diskLayout = parseLayout(disk.layoutText);
@@ -245,26 +236,16 @@ async function applyLocked(options: ApplyDraftOptions, req: ApplyBody): Promise<
         })
       : Promise.resolve(undefined);
 
-  const started = new Date().toISOString();
-  try {
-    await controlPlane.reload();
-  } catch (e) {
-    const error = `the files were written, but the control plane could not reload them: ${(e as Error).message}`;
-    const historyId = await record({ error });
+  const pushed = await reloadAndWait(controlPlane, options.idleTimeoutMs ?? 20000);
+  if ('error' in pushed) {
+    const historyId = await record({ error: pushed.error });
     return {
       ok: false,
       status: 500,
-      body: { error, applied, deleted, ...(historyId !== undefined ? { historyId } : {}) },
+      body: { error: pushed.error, applied, deleted, ...(historyId !== undefined ? { historyId } : {}) },
     };
   }
-  const timedOut = !(await settlesWithin(controlPlane.whenIdle(), options.idleTimeoutMs ?? 20000));
-  const proxies = controlPlane.syncStates().map((s): AppliedProxy => {
-    const p: AppliedProxy = { id: s.id, inSync: s.inSync, phase: s.phase };
-    if (s.lastPush && s.lastPush.at >= started) p.operations = s.lastPush.operations;
-    if (!s.inSync && s.lastPush?.failed) p.error = s.lastPush.failed.message;
-    return p;
-  });
-  proxies.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const { proxies, timedOut } = pushed;
   const historyId = await record({ proxies: appliedProxies(proxies), ...(timedOut ? { timedOut } : {}) });
   return {
     ok: true,
@@ -278,8 +259,59 @@ async function applyLocked(options: ApplyDraftOptions, req: ApplyBody): Promise<
   };
 }
 
+/**
+ * Makes the mesh directory's files `files`: writes those that differ from `disk` (what it holds now) and
+ * deletes the others, unless `keep` says to leave one. Fills `done` as it goes, so a write that fails
+ * partway still tells what was changed.
+ */
+export async function writeMeshDirFiles(
+  meshDir: string,
+  disk: Record<string, string>,
+  files: Record<string, string>,
+  done: { applied: string[]; deleted: string[] },
+  keep: (rel: string) => boolean = () => false,
+): Promise<void> {
+  for (const [rel, text] of Object.entries(files).sort(([a], [b]) => (a < b ? -1 : 1))) {
+    if (disk[rel] === text) continue;
+    await writeFileAtomic(await resolveInsideMeshDir(meshDir, rel, true), text);
+    done.applied.push(rel);
+  }
+  for (const rel of Object.keys(disk).sort()) {
+    if (rel in files || keep(rel)) continue;
+    await rm(await resolveInsideMeshDir(meshDir, rel, false), { force: true });
+    done.deleted.push(rel);
+  }
+}
+
+/**
+ * Has the control plane read the mesh directory again and waits (at most `idleTimeoutMs`) for the proxies:
+ * how each one stands then, or why the reload failed.
+ */
+export async function reloadAndWait(
+  controlPlane: ApplyControlPlane,
+  idleTimeoutMs: number,
+): Promise<{ proxies: AppliedProxy[]; timedOut: boolean } | { error: string }> {
+  const started = new Date().toISOString();
+  try {
+    await controlPlane.reload();
+  } catch (e) {
+    return {
+      error: `the files were written, but the control plane could not reload them: ${(e as Error).message}`,
+    };
+  }
+  const timedOut = !(await settlesWithin(controlPlane.whenIdle(), idleTimeoutMs));
+  const proxies = controlPlane.syncStates().map((s): AppliedProxy => {
+    const p: AppliedProxy = { id: s.id, inSync: s.inSync, phase: s.phase };
+    if (s.lastPush && s.lastPush.at >= started) p.operations = s.lastPush.operations;
+    if (!s.inSync && s.lastPush?.failed) p.error = s.lastPush.failed.message;
+    return p;
+  });
+  proxies.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return { proxies, timedOut };
+}
+
 /** The proxies of an apply as the history keeps them: counts, and the ones left out of sync. */
-function appliedProxies(proxies: AppliedProxy[]): AppliedProxies {
+export function appliedProxies(proxies: AppliedProxy[]): AppliedProxies {
   const notInSync = proxies
     .filter((p) => !p.inSync)
     .map((p) => ({ id: p.id, phase: p.phase, ...(p.error !== undefined ? { error: p.error } : {}) }));

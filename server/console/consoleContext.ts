@@ -1,4 +1,5 @@
 import type { GitOpsService } from '../gitops/GitOpsService';
+import type { GitAutoSync } from '../gitops/GitAutoSync';
 import type { GitSyncWatcher } from '../gitops/GitSyncWatcher';
 import type { ApplyHistory } from './ApplyHistory';
 import type { DraftLayouts } from './DraftLayouts';
@@ -18,6 +19,8 @@ export interface ConsoleContext {
   applies?: ApplyHistory;
   /** The periodic comparison of what runs with Git (GET /api/gitops/sync answers a fresh one). */
   gitSync?: GitSyncWatcher;
+  /** Sync from Git (the repository's autoSync policy, and Sync now: POST /api/gitops/sync). */
+  gitAutoSync?: GitAutoSync;
 }
 
 const slot = processSlot<ConsoleContext>('console');

@@ -14,7 +14,12 @@ import {
 } from './consoleAuth';
 import { ApplyHistory } from './ApplyHistory';
 import { GitOpsService } from '../gitops/GitOpsService';
+import { GitAutoSync } from '../gitops/GitAutoSync';
 import { GitSyncWatcher } from '../gitops/GitSyncWatcher';
+import { localMeshSyncTarget } from '../gitops/localMeshSyncTarget';
+import { gitopsDir } from '../gitops/repositoryConfig';
+import { getControlPlane } from '../controlPlane/registry';
+import { getMeshMetrics } from '../metrics/metricsRegistry';
 import { getClusterContext } from '../kube/clusterContext';
 import { setConsoleContext } from './consoleContext';
 import { DraftLayouts } from './DraftLayouts';
@@ -138,6 +143,23 @@ export async function serveConsole(o: ServeConsoleOptions): Promise<ServedConsol
     ...(o.logger ? { logger: o.logger } : {}),
   });
   const everyMs = o.gitSyncEveryMs ?? gitSyncEveryMs(process.env);
+  const localTarget = localMeshSyncTarget({
+    drafts: drafts.main,
+    controlPlane: () => getControlPlane(),
+    history: applies,
+    ...(o.logger ? { logger: o.logger } : {}),
+  });
+  const gitAutoSync = new GitAutoSync({
+    gitops,
+    dir: gitopsDir(o.stateDir),
+    target: () => (o.localMesh && getControlPlane() ? localTarget : undefined),
+    unavailable: () =>
+      o.localMesh
+        ? 'the local mesh is not running in this process'
+        : "Kubernetes mode: sync from Git is not built yet (load Git's version into a draft and apply it)",
+    logger: { info: (m) => console.log(m), warn: (m) => (o.logger ?? console).warn(m) },
+    onSync: (trigger, result) => getMeshMetrics()?.gitSynced(trigger, result),
+  });
   const gitSync =
     everyMs > 0
       ? new GitSyncWatcher({
@@ -147,6 +169,7 @@ export async function serveConsole(o: ServeConsoleOptions): Promise<ServedConsol
           kinds: () => getClusterContext()?.applyKinds,
           everyMs,
           logger: o.logger ?? console,
+          autoSync: gitAutoSync,
         })
       : undefined;
   gitSync?.start();
@@ -157,6 +180,7 @@ export async function serveConsole(o: ServeConsoleOptions): Promise<ServedConsol
     applies,
     ...(layouts ? { layouts } : {}),
     ...(gitSync ? { gitSync } : {}),
+    gitAutoSync,
   });
   const url = consoleUrl(wildcard ? '127.0.0.1' : o.host, o.port, o.token);
   const file = runtimeFile(o.stateDir, o.port);

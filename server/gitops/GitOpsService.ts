@@ -475,6 +475,19 @@ export class GitOpsService {
     };
   }
 
+  /** Fetches and answers the base branch's tip (throws a GitError when either fails). */
+  fetchTip(): Promise<string> {
+    return this.exclusive(async () => {
+      await this.repo.fetch();
+      return this.repo.remoteHead(this.config.baseBranch);
+    });
+  }
+
+  /** The mesh directory's files at a commit of the repository (what a sync from Git writes). */
+  filesAt(commit: string): Promise<Record<string, string>> {
+    return this.exclusive(() => this.readBase(commit));
+  }
+
   private readBase(commit: string): Promise<Record<string, string>> {
     return this.repo.readFiles(commit, this.config.meshDir, isMeshFile);
   }

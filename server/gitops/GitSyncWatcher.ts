@@ -1,11 +1,13 @@
 /**
  * Compares what runs with the GitOps base branch every few minutes (GitOpsService.liveSync), so the
  * metrics can say when the mesh drifts from Git (`meshdeck_gitops_objects{state}`) without anyone
- * having the console open: Argo CD's sync status as a series to alert on. One comparison at a time; a
- * failure is kept (and logged once per distinct message) and the next run tries again.
+ * having the console open: Argo CD's sync status as a series to alert on, and the trigger of the
+ * automated sync from Git (GitAutoSync). One comparison at a time; a failure is kept (and logged once per
+ * distinct message) and the next run tries again.
  */
 import { readMeshDirContent } from '../console/meshDirFiles';
 import type { SyncState } from '@/lib/gitops/liveSync';
+import type { GitAutoSync } from './GitAutoSync';
 import type { GitOpsService, LiveSyncStatus } from './GitOpsService';
 
 /** The last comparison, for the metrics. */
@@ -33,6 +35,8 @@ export interface GitSyncWatcherOptions {
   /** The first comparison (default 10 s after start: the repository is being opened). */
   firstAfterMs?: number;
   logger?: { warn(m: string): void };
+  /** Sync from Git: each comparison is offered to it, and one that synced is followed by another. */
+  autoSync?: Pick<GitAutoSync, 'consider'>;
 }
 
 /** See the module comment. */
@@ -100,6 +104,17 @@ export class GitSyncWatcher {
       const r = await gitops.liveSync(files, this.o.kinds?.());
       if (!r.ok) throw new Error(r.body.error);
       this.record(r.body, at);
+      const autoSync = this.o.autoSync;
+      if (autoSync && (await autoSync.consider(r.body))) {
+        // What the sync left out of sync, for the metrics and for the next decision (GitAutoSync.consider).
+        const again = await gitops.liveSync(
+          (await readMeshDirContent(this.o.meshDir)).files,
+          this.o.kinds?.(),
+        );
+        if (!again.ok) throw new Error(again.body.error);
+        this.record(again.body);
+        await autoSync.consider(again.body);
+      }
     } catch (e) {
       const error = (e as Error).message;
       this.last = { at, ok: false, error };

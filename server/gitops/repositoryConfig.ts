@@ -8,6 +8,7 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
+import { AutoSyncPolicy } from '@/lib/gitops/autoSync';
 import { writeFileAtomic } from '../console/meshDirFiles';
 import type { GitCredentials } from './gitCredentials';
 import { branchNameProblem, relPathProblem } from './GitRepo';
@@ -118,6 +119,8 @@ export const RepositoryConfig = z.strictObject({
    * pushes to `source`, which the user pulls from.
    */
   workingCopy: AbsPath.optional(),
+  /** Sync from Git: what runs follows the base branch (lib/gitops/autoSync.ts); absent: only Sync now. */
+  autoSync: AutoSyncPolicy.optional(),
 });
 export type RepositoryConfig = z.infer<typeof RepositoryConfig>;
 

@@ -70,6 +70,7 @@ export class MeshMetrics {
   private readonly reloads: Counter<'result'>;
   private readonly reloadSeconds: Histogram;
   private readonly applies: Counter<'target' | 'result'>;
+  private readonly gitSyncs: Counter<'trigger' | 'result'>;
   private admissions: Counter<'kind' | 'operation' | 'result'> | undefined;
 
   /** The sink to give the ADS server (`new AdsServer({metrics})`). */
@@ -212,6 +213,12 @@ export class MeshMetrics {
       name: 'meshdeck_console_applies_total',
       help: 'Applies from the console, by target (local-mesh, cluster) and result (applied, failed, refused).',
       labelNames: ['target', 'result'],
+      registers,
+    });
+    this.gitSyncs = new Counter({
+      name: 'meshdeck_gitops_syncs_total',
+      help: 'Syncs from Git (the base branch written to what runs), by trigger (new-commit, drift = self-heal, manual = Sync now) and result (synced; held = the commit has errors, nothing written; failed).',
+      labelNames: ['trigger', 'result'],
       registers,
     });
     this.gitSyncMetrics();
@@ -367,6 +374,11 @@ export class MeshMetrics {
   /** Counts an apply from the console. */
   applied(target: 'local-mesh' | 'cluster', result: 'applied' | 'failed' | 'refused'): void {
     this.applies.inc({ target, result });
+  }
+
+  /** A sync from Git (server/gitops/GitAutoSync.ts): why it ran and how it ended. */
+  gitSynced(trigger: 'new-commit' | 'drift' | 'manual', result: 'synced' | 'held' | 'failed'): void {
+    this.gitSyncs.inc({ trigger, result });
   }
 
   /** The exposition text and its content type, for `GET /metrics`. */

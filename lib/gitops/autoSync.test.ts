@@ -1,0 +1,137 @@
+import { describe, expect, it } from 'vitest';
+import { AutoSyncPolicy, holdReason, outOfSyncKeys, type SyncAttempt, syncDecision } from './autoSync';
+import type { SyncEntry, SyncState } from './liveSync';
+
+const entry = (key: string, state: SyncState): SyncEntry => {
+  const [kind, namespace, name] = key.split('/') as [string, string, string];
+  return { key, kind, namespace, name, state };
+};
+
+const C1 = 'c1'.repeat(20);
+const C2 = 'c2'.repeat(20);
+const entries = [
+  entry('Route/default/a', 'modified'),
+  entry('Target/default/t', 'missing'),
+  entry('VirtualService/default/v', 'extra'),
+  entry('Service/default/s', 'synced'),
+];
+const cmp = (over: Partial<Parameters<typeof syncDecision>[0]> = {}) => ({
+  commit: C2,
+  entries,
+  unreadable: [],
+  ...over,
+});
+const attempt = (over: Partial<SyncAttempt>): SyncAttempt => ({
+  commit: C2,
+  at: '2026-11-28T00:00:00.000Z',
+  trigger: 'new-commit',
+  user: 'gitops-sync',
+  result: 'synced',
+  applied: [],
+  deleted: [],
+  prune: false,
+  ...over,
+});
+const off = { prune: false, selfHeal: false };
+const heal = { prune: false, selfHeal: true };
+
+describe('outOfSyncKeys', () => {
+  it('is the modified and missing objects, and the extra ones only with prune', () => {
+    expect(outOfSyncKeys(entries, false)).toEqual(['Route/default/a', 'Target/default/t']);
+    expect(outOfSyncKeys(entries, true)).toEqual([
+      'Route/default/a',
+      'Target/default/t',
+      'VirtualService/default/v',
+    ]);
+  });
+});
+
+describe('syncDecision', () => {
+  it('syncs a commit it has not tried, with the objects it changes', () => {
+    expect(syncDecision(cmp(), off, undefined)).toEqual({
+      action: 'sync',
+      trigger: 'new-commit',
+      keys: ['Route/default/a', 'Target/default/t'],
+    });
+    expect(syncDecision(cmp(), off, attempt({ commit: C1, result: 'failed' }))).toMatchObject({
+      action: 'sync',
+      trigger: 'new-commit',
+    });
+  });
+
+  it('does nothing when what runs is what Git says, an extra object counting only with prune', () => {
+    const onlyExtra = cmp({ entries: [entry('VirtualService/default/v', 'extra')] });
+    expect(syncDecision(onlyExtra, off, undefined)).toEqual({ action: 'none', why: 'synced' });
+    expect(syncDecision(onlyExtra, { prune: true, selfHeal: false }, undefined)).toEqual({
+      action: 'sync',
+      trigger: 'new-commit',
+      keys: ['VirtualService/default/v'],
+    });
+  });
+
+  it('decides nothing after a failed fetch: the tip may have moved', () => {
+    expect(syncDecision(cmp({ fetchError: { message: 'no route to host' } }), heal, undefined)).toEqual({
+      action: 'none',
+      why: 'fetch-failed',
+    });
+  });
+
+  it('holds while a file cannot be read (its objects are unknown)', () => {
+    const d = syncDecision(
+      cmp({ unreadable: [{ side: 'live', path: 'mesh.yaml', line: 3, message: 'bad indentation' }] }),
+      heal,
+      undefined,
+    );
+    expect(d).toMatchObject({ action: 'hold', why: 'unreadable' });
+  });
+
+  it('does not try a held or failed commit again', () => {
+    expect(syncDecision(cmp(), heal, attempt({ result: 'held' }))).toMatchObject({
+      action: 'hold',
+      why: 'held-before',
+    });
+    expect(syncDecision(cmp(), heal, attempt({ result: 'failed' }))).toMatchObject({
+      action: 'hold',
+      why: 'failed-before',
+    });
+  });
+
+  it('leaves a change made outside Git alone without self-heal', () => {
+    expect(syncDecision(cmp(), off, attempt({ left: [] }))).toEqual({
+      action: 'hold',
+      why: 'no-self-heal',
+      keys: ['Route/default/a', 'Target/default/t'],
+    });
+  });
+
+  it('self-heals only the objects that drifted since the sync, not what it could not settle', () => {
+    expect(syncDecision(cmp(), heal, attempt({ left: ['Route/default/a'] }))).toEqual({
+      action: 'sync',
+      trigger: 'drift',
+      keys: ['Target/default/t'],
+    });
+    expect(
+      syncDecision(cmp(), heal, attempt({ left: ['Route/default/a', 'Target/default/t'] })),
+    ).toMatchObject({ action: 'hold', why: 'unsettled' });
+  });
+});
+
+describe('AutoSyncPolicy', () => {
+  it('defaults to neither prune nor self-heal and refuses unknown fields', () => {
+    expect(AutoSyncPolicy.parse({})).toEqual({ prune: false, selfHeal: false });
+    expect(AutoSyncPolicy.safeParse({ selfheal: true }).success).toBe(false);
+    expect(AutoSyncPolicy.parse({ as: { user: 'ci-bot' } })).toEqual({
+      prune: false,
+      selfHeal: false,
+      as: { user: 'ci-bot', groups: [] },
+    });
+  });
+});
+
+describe('holdReason', () => {
+  it('names the commit and the count', () => {
+    expect(holdReason({ action: 'hold', why: 'held-before', keys: ['a', 'b'] }, C2)).toBe(
+      `2 objects out of sync: ${C2.slice(0, 7)} has errors and is held until a new commit fixes them`,
+    );
+  });
+});

@@ -1,0 +1,263 @@
+/**
+ * Sync from Git (lib/gitops/autoSync.ts): after each comparison of what runs with the GitOps base branch
+ * (GitSyncWatcher), writes the base branch's tip when the repository's `autoSync` policy says so, and
+ * "Sync now" from the console (POST /api/gitops/sync) whatever the policy. Every sync passes the same gate
+ * as Apply: a commit the engine finds errors in is held, nothing is written, and its diagnostics are kept
+ * for the console. The last attempt is kept in `<stateDir>/gitops/sync.json`, so a restart does not sync a
+ * held or failed commit again. One sync at a time; never throws.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import {
+  type AutoSyncPolicy,
+  holdReason,
+  outOfSyncKeys,
+  SyncAttempt,
+  type SyncDecision,
+  syncDecision,
+  type SyncTrigger,
+} from '@/lib/gitops/autoSync';
+import { type Diagnostic, objectKey } from '@/lib/model/diagnostic';
+import { writeFileAtomic } from '../console/meshDirFiles';
+import type { GitOpsService, LiveSyncStatus } from './GitOpsService';
+
+/** Where a sync writes (the local mesh's directory; a cluster later) and what it checks first. */
+export interface SyncTarget {
+  kind: 'local-mesh' | 'cluster';
+  /** The errors that keep these files from running (the same check as Apply's). */
+  errors(files: Record<string, string>): Diagnostic[];
+  /**
+   * Makes what runs Git's `files` (with `prune`, also removing what Git does not have). Never throws:
+   * `error` says what failed, with `applied`/`deleted` what was written anyway.
+   */
+  apply(
+    files: Record<string, string>,
+    o: { prune: boolean; user: string; commit: string; trigger: SyncTrigger },
+  ): Promise<{ applied: string[]; deleted: string[]; error?: string; historyId?: number }>;
+}
+
+/** What the console shows of the sync: the policy, the last attempt and the last decision. */
+export interface SyncView {
+  /** The repository's policy; absent: automated sync is off (Sync now still works). */
+  policy?: AutoSyncPolicy;
+  /** No target here (Kubernetes mode, for now): the sync cannot run in this server. */
+  unavailable?: string;
+  last?: SyncAttempt;
+  /** Why the last comparison did not sync, when it found something out of sync. */
+  waiting?: string;
+}
+
+export interface GitAutoSyncOptions {
+  gitops: Promise<GitOpsService>;
+  /** `<stateDir>/gitops`: where the last attempt is kept. */
+  dir: string;
+  /** Where syncs write; undefined when this server cannot (then only the comparison runs). */
+  target: () => SyncTarget | undefined;
+  /** Why `target` is undefined, for the console. */
+  unavailable?: () => string | undefined;
+  logger?: { info?(m: string): void; warn(m: string): void };
+  /** Counts each sync by trigger and result (the metrics). */
+  onSync?: (trigger: SyncTrigger, result: SyncAttempt['result']) => void;
+  now?: () => Date;
+}
+
+/** The user an automated sync records itself as (the apply history, the console). */
+export const AUTO_SYNC_USER = 'gitops-sync';
+
+/** See the module comment. */
+export class GitAutoSync {
+  private last: SyncAttempt | undefined;
+  private loaded: Promise<void> | undefined;
+  private waiting: string | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly now: () => Date;
+
+  constructor(private readonly o: GitAutoSyncOptions) {
+    this.now = o.now ?? (() => new Date());
+  }
+
+  private get file(): string {
+    return path.join(this.o.dir, 'sync.json');
+  }
+
+  /** The policy, the last attempt and why nothing is syncing (GET /api/gitops/sync). */
+  async view(): Promise<SyncView> {
+    await this.load();
+    const policy = await this.policy();
+    const unavailable = this.o.target() ? undefined : (this.o.unavailable?.() ?? 'no sync target here');
+    return {
+      ...(policy ? { policy } : {}),
+      ...(unavailable ? { unavailable } : {}),
+      ...(this.last ? { last: this.last } : {}),
+      ...(this.waiting ? { waiting: this.waiting } : {}),
+    };
+  }
+
+  /**
+   * Takes a comparison: the first after a sync notes what it left out of sync; then, with a policy, syncs
+   * when syncDecision says so. True when it wrote something (compare again to see the result).
+   */
+  consider(status: LiveSyncStatus): Promise<boolean> {
+    return this.exclusive(async () => {
+      await this.load();
+      const policy = await this.policy();
+      const last = this.last;
+      if (last && last.commit === status.commit && last.result === 'synced' && last.left === undefined) {
+        this.last = { ...last, left: outOfSyncKeys(status.entries, last.prune) };
+        await this.save();
+      }
+      if (!policy) {
+        this.waiting = undefined;
+        return false;
+      }
+      const decision = syncDecision(status, policy, this.last);
+      this.waiting = waitingText(decision, status.commit);
+      if (decision.action !== 'sync') return false;
+      const attempt = await this.sync(status.commit, decision.trigger, AUTO_SYNC_USER, policy.prune);
+      return attempt !== undefined && attempt.applied.length + attempt.deleted.length > 0;
+    });
+  }
+
+  /** Syncs the base branch's tip now (the console's Sync now), whatever the policy says. */
+  syncNow(user: string, prune: boolean): Promise<SyncAttempt | { error: string; status: number }> {
+    return this.exclusive(async () => {
+      await this.load();
+      if (!this.o.target())
+        return { status: 409, error: this.o.unavailable?.() ?? 'this server cannot sync from Git' };
+      let commit: string;
+      try {
+        commit = await (await this.o.gitops).fetchTip();
+      } catch (e) {
+        return { status: 502, error: `fetching the base branch failed: ${(e as Error).message}` };
+      }
+      const attempt = await this.sync(commit, 'manual', user, prune);
+      return attempt ?? { status: 409, error: 'another apply is running; wait for it to finish' };
+    });
+  }
+
+  /** Checks and writes one commit; undefined when it could not start (another apply held the lock). */
+  private async sync(
+    commit: string,
+    trigger: SyncTrigger,
+    user: string,
+    prune: boolean,
+  ): Promise<SyncAttempt | undefined> {
+    const target = this.o.target();
+    if (!target) return undefined;
+    const at = this.now().toISOString();
+    const short = commit.slice(0, 7);
+    let files: Record<string, string>;
+    try {
+      files = await (await this.o.gitops).filesAt(commit);
+    } catch (e) {
+      return this.finish({
+        commit,
+        at,
+        trigger,
+        user,
+        prune,
+        result: 'failed',
+        error: `reading ${short} failed: ${(e as Error).message}`,
+        applied: [],
+        deleted: [],
+      });
+    }
+    const errors = target.errors(files).filter((d) => d.severity === 'error');
+    if (errors.length > 0) {
+      return this.finish({
+        commit,
+        at,
+        trigger,
+        user,
+        prune,
+        result: 'held',
+        error: `${short} has ${errors.length} error${errors.length === 1 ? '' : 's'}: nothing was synced, what runs stays as it is`,
+        diagnostics: errors.slice(0, 20).map(diagnosticLine),
+        applied: [],
+        deleted: [],
+      });
+    }
+    const r = await target.apply(files, { prune, user, commit, trigger });
+    if (r.error === BUSY) return undefined;
+    return this.finish({
+      commit,
+      at,
+      trigger,
+      user,
+      prune,
+      result: r.error ? 'failed' : 'synced',
+      ...(r.error ? { error: r.error } : {}),
+      applied: r.applied,
+      deleted: r.deleted,
+      ...(r.historyId !== undefined ? { historyId: r.historyId } : {}),
+    });
+  }
+
+  private async finish(attempt: SyncAttempt): Promise<SyncAttempt> {
+    this.last = attempt;
+    this.waiting = undefined;
+    const what = `${attempt.trigger === 'manual' ? 'sync' : 'automated sync'} of ${attempt.commit.slice(0, 7)}`;
+    if (attempt.result === 'synced')
+      this.o.logger?.info?.(
+        `meshdeck: ${what}: ${attempt.applied.length} written, ${attempt.deleted.length} deleted`,
+      );
+    else this.o.logger?.warn(`meshdeck: ${what} ${attempt.result}: ${attempt.error ?? ''}`);
+    this.o.onSync?.(attempt.trigger, attempt.result);
+    await this.save();
+    return attempt;
+  }
+
+  private async policy(): Promise<AutoSyncPolicy | undefined> {
+    try {
+      return (await this.o.gitops).config.autoSync;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private load(): Promise<void> {
+    this.loaded ??= readFile(this.file, 'utf8').then(
+      (text) => {
+        const parsed = SyncAttempt.safeParse(safeJson(text));
+        if (parsed.success) this.last = parsed.data;
+        else this.o.logger?.warn(`meshdeck: ${this.file} is not a sync record; ignored`);
+      },
+      () => undefined,
+    );
+    return this.loaded;
+  }
+
+  private async save(): Promise<void> {
+    try {
+      await writeFileAtomic(this.file, `${JSON.stringify(this.last, null, 2)}\n`, 0o600);
+    } catch (e) {
+      this.o.logger?.warn(`meshdeck: the last sync could not be kept: ${(e as Error).message}`);
+    }
+  }
+
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(fn, fn);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+}
+
+/** A target's answer when another apply holds the lock: nothing was tried, nothing is recorded. */
+export const BUSY = 'busy';
+
+function waitingText(d: SyncDecision, commit: string): string | undefined {
+  return d.action === 'hold' ? holdReason(d, commit) : undefined;
+}
+
+function diagnosticLine(d: Diagnostic): string {
+  const at = d.source ? ` (${d.source.file}:${d.source.line})` : '';
+  return `${objectKey(d.object)}${d.path ? ` ${d.path}` : ''}${at}: ${d.message}`;
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

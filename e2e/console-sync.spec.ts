@@ -3,13 +3,16 @@
  * local default GitOps repository): someone changes the transcoder's port on the repository's main
  * branch; the toolbar's chip, compared again, says what runs is out of sync, and the dialog names the
  * object and the field with both values; "Open Git's version as a draft" opens a new draft holding Git's
- * port. Other specs share this server and its repository, so everything here is relative to what they
- * left, and main is put back at the end.
+ * port. Sync now writes main's tip to the local mesh: a commit with a dangling reference is held with its
+ * error and the gateway keeps its port; the fixed commit runs, and the apply history says it came from Git.
+ * Other specs share this server and its repository, so everything here is relative to what they left, and
+ * main (and what runs) is put back at the end.
  */
 import { expect, test } from '@playwright/test';
-import { commitOnMain, guardPage, openConsole, SHOTS } from './consoleHelpers';
+import { commitOnMain, gatewayPort, guardPage, openConsole, SHOTS } from './consoleHelpers';
 
 const TRANSCODER_VS = 'VirtualService/default/transcoder-vsvc';
+const GATEWAY_VS = 'VirtualService/default/gateway-vsvc';
 
 guardPage();
 test.setTimeout(120_000);
@@ -86,5 +89,73 @@ test("the chip says what runs is no longer Git's, the dialog names the field, an
     expect(deleted).toBe(200);
   } finally {
     commitOnMain(remoteGit!, 'transcoder back on 8888', (t) => t.replace('port: 8899', 'port: 8888'));
+  }
+});
+
+test('Sync now: a commit with an error is held and nothing changes; the fixed one runs on the proxies and is in the history', async ({
+  page,
+}) => {
+  await openConsole(page, GATEWAY_VS);
+  const status = await page.evaluate(async () => (await fetch('/api/gitops/status')).json());
+  const remoteGit = (status as { repository: { source: { path?: string } } }).repository.source.path!;
+  const portBefore = await gatewayPort(page);
+  expect(portBefore).toBe(9001);
+  commitOnMain(remoteGit, 'a typo', (t) => {
+    expect(t.match(/destination: worker-svc/g)).toHaveLength(1);
+    return t.replace('destination: worker-svc', 'destination: worker-svx');
+  });
+  try {
+    await page.getByTestId('gitops-open').click();
+    await page.getByTestId('gitops-live-sync').getByRole('button', { name: 'What runs vs. Git' }).click();
+    const dialog = page.getByTestId('live-sync-dialog');
+    const panel = dialog.getByTestId('git-sync');
+    await expect(panel.getByTestId('git-sync-policy')).toContainText('Automated sync: off');
+    await panel.getByTestId('git-sync-now').click();
+    const last = panel.getByTestId('git-sync-last');
+    await expect(last).toContainText(/Held [0-9a-f]{7} \(Sync now, /);
+    await expect(last).toContainText('nothing was synced, what runs stays as it is');
+    await expect(panel.getByTestId('git-sync-diagnostics')).toContainText(
+      'VirtualService/default/gateway-vsvc spec.rules[0].action.route.destination (mesh.yaml:',
+    );
+    await expect(panel.getByTestId('git-sync-diagnostics')).toContainText('worker-svx');
+    expect(await gatewayPort(page)).toBe(portBefore);
+    await page.screenshot({ path: `${SHOTS}/console-git-sync-held.png` });
+
+    commitOnMain(remoteGit, 'fix the typo, gateway on 9005', (t) =>
+      t.replace('destination: worker-svx', 'destination: worker-svc').replace('port: 9001', 'port: 9005'),
+    );
+    await panel.getByTestId('git-sync-now').click();
+    await expect(last).toContainText(
+      /Synced [0-9a-f]{7} \(Sync now, [^)]*\): mesh\.yaml written · apply #\d+/,
+    );
+    await expect(dialog.getByTestId('live-sync-counts')).toContainText('What runs is what Git says.');
+    await expect.poll(() => gatewayPort(page), { timeout: 20_000 }).toBe(9005);
+    await page.screenshot({ path: `${SHOTS}/console-git-sync.png` });
+
+    await dialog.getByRole('button', { name: 'Close' }).click();
+    await page.keyboard.press('h');
+    const history = page.getByTestId('history-dialog');
+    await expect(history.getByTestId('history-list').locator('li').first()).toContainText(
+      /from Git [0-9a-f]{7}/,
+    );
+    await history.getByTestId('history-list').locator('li').first().getByRole('button').click();
+    await expect(history.getByTestId('history-git')).toContainText(
+      /synced from Git [0-9a-f]{7} \(Sync now\)/,
+    );
+  } finally {
+    commitOnMain(remoteGit, 'back to Example 1', (t) =>
+      t.replace('destination: worker-svx', 'destination: worker-svc').replace('port: 9005', 'port: 9001'),
+    );
+    // What runs back to main's tip (Example 1), for the specs after this one.
+    const back = await page.evaluate(async () => {
+      const s = (await (await fetch('/api/session')).json()) as { csrfToken: string };
+      const r = await fetch('/api/gitops/sync', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-csrf-token': s.csrfToken },
+        body: '{}',
+      });
+      return ((await r.json()) as { attempt?: { result: string } }).attempt?.result;
+    });
+    expect(back).toBe('synced');
   }
 });

@@ -111,6 +111,7 @@ function HistoryItem({
         <span className="history__item-head">
           <strong>#{a.id}</strong> <span title={new Date(a.at).toLocaleString()}>{formatAgo(a.at, now)}</span>{' '}
           · {a.user}
+          {a.git ? ` · from Git ${a.git.commit.slice(0, 7)}` : ''}
         </span>
         <span className="history__item-line">
           {applyFilesText(a)} · <span className={`tone-${outcome.tone}`}>{outcome.text}</span>
@@ -121,6 +122,12 @@ function HistoryItem({
 }
 
 type Compare = 'apply' | 'draft';
+
+const GIT_TRIGGER: Record<NonNullable<ApplySummary['git']>['trigger'], string> = {
+  'new-commit': 'automated: a new commit',
+  drift: 'automated: self-heal',
+  manual: 'Sync now',
+};
 
 function HistoryDetail(p: HistoryDialogProps & { id: number }) {
   const record = useQuery({ ...applyRecordQuery(p.id), enabled: p.open });
@@ -172,7 +179,14 @@ function RecordView({
           {onCluster ? ' to the cluster' : ''} by {r.user}
         </h3>
         <p className="history__muted">
-          {new Date(r.at).toLocaleString()} · draft {r.draft}, revision {r.revision}
+          {new Date(r.at).toLocaleString()} ·{' '}
+          {r.git ? (
+            <span data-testid="history-git">
+              synced from Git <code>{r.git.commit.slice(0, 7)}</code> ({GIT_TRIGGER[r.git.trigger]})
+            </span>
+          ) : (
+            `draft ${r.draft}, revision ${r.revision}`
+          )}
           {r.force ? ' · force' : ''}
           {r.prune ? ' · prune' : ''}
           {r.overwrote?.length ? ` · overwrote changes made in the cluster to ${r.overwrote.join(', ')}` : ''}

@@ -6,6 +6,7 @@ import type { SyncEntry, SyncState } from '@/lib/gitops/liveSync';
 import type { LiveSyncStatus } from '@/server/gitops/GitOpsService';
 import { ApiError, apiFetch, errorMessage } from './api';
 import { Dialog } from './Dialog';
+import { GitSyncPanel, type LiveSyncAnswer } from './GitSyncPanel';
 import { draftsKey } from './queries';
 import './liveSync.css';
 
@@ -18,9 +19,9 @@ const REFRESH_MS = 120_000;
 export function useLiveSync() {
   return useQuery({
     queryKey: liveSyncKey,
-    queryFn: async ({ signal }): Promise<LiveSyncStatus | null> => {
+    queryFn: async ({ signal }): Promise<LiveSyncAnswer | null> => {
       try {
-        return await apiFetch<LiveSyncStatus>('/api/gitops/sync', { signal });
+        return await apiFetch<LiveSyncAnswer>('/api/gitops/sync', { signal });
       } catch (e) {
         if (e instanceof ApiError && e.unavailable) return null;
         throw e;
@@ -95,7 +96,7 @@ export function LiveSyncDialog(p: {
     setComparing(true);
     setError(undefined);
     try {
-      queryClient.setQueryData(liveSyncKey, await apiFetch<LiveSyncStatus>('/api/gitops/sync?refresh=1'));
+      queryClient.setQueryData(liveSyncKey, await apiFetch<LiveSyncAnswer>('/api/gitops/sync?refresh=1'));
     } catch (e) {
       setError(errorMessage(e));
     } finally {
@@ -187,6 +188,14 @@ export function LiveSyncDialog(p: {
           <p className="field-error" role="alert">
             {error}
           </p>
+        ) : null}
+        {s ? (
+          <GitSyncPanel
+            status={s}
+            outOfSync={outOfSync(s)}
+            canWrite={p.canWrite}
+            onStatus={(next) => queryClient.setQueryData(liveSyncKey, next)}
+          />
         ) : null}
         {s?.fetchError ? (
           <p className="field-error field-error--warning" role="status">

@@ -115,6 +115,14 @@ export const ALERT_GROUPS: readonly RuleGroup[] = [
           'What runs has not been what the GitOps base branch says for 15 minutes ({{ $labels.state }}: modified = differs, missing = in Git but not running, extra = running but not in Git). The console\'s "Git: N out of sync" dialog names each object and field, with Git\'s version one click from a draft.',
       },
       {
+        alert: 'MeshdeckGitSyncHeld',
+        expr: 'sum by (result) (increase(meshdeck_gitops_syncs_total{result=~"held|failed"}[30m])) > 0',
+        severity: 'warning',
+        summary: 'A sync from Git was {{ $labels.result }}',
+        description:
+          'A commit of the GitOps base branch was not synced to what runs in the last 30 minutes: held = the engine found errors in it (nothing was written; the last good version keeps running), failed = writing it failed. It is not tried again until a new commit. The console\'s "What runs vs. Git" dialog shows the commit and its errors.',
+      },
+      {
         alert: 'MeshdeckGitCompareFailing',
         expr: 'meshdeck_gitops_compare_ok == 0',
         for: '15m',

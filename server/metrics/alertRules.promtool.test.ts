@@ -174,6 +174,16 @@ const SCENARIOS: Scenario[] = [
     ],
   },
   {
+    alert: 'MeshdeckGitSyncHeld',
+    series: {
+      [`meshdeck_gitops_syncs_total{trigger="new-commit", result="held", ${I}}`]: '0x30 1x30',
+      [`meshdeck_gitops_syncs_total{trigger="new-commit", result="synced", ${I}}`]: '0+1x60',
+    },
+    quietAt: '29m',
+    firesAt: '45m',
+    fires: [{ labels: { result: 'held' }, value: '1', summary: 'A sync from Git was held' }],
+  },
+  {
     alert: 'MeshdeckGitCompareFailing',
     series: { [`meshdeck_gitops_compare_ok{${I}}`]: '1x5 0x30' },
     quietAt: '15m',

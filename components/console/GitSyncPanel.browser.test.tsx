@@ -30,7 +30,7 @@ const held: SyncAttempt = {
   commit: COMMIT,
   at: '2026-11-28T17:00:00.000Z',
   trigger: 'new-commit',
-  user: 'gitops-sync',
+  user: 'meshdeck:gitops-sync',
   result: 'held',
   error: '5ca59e4 has 1 error: nothing was synced, what runs stays as it is',
   diagnostics: [
@@ -59,7 +59,7 @@ describe('GitSyncPanel', () => {
       .toHaveTextContent(/^Automated sync: on \(prune, self-heal\)/);
     await expect
       .element(screen.getByTestId('git-sync-last'))
-      .toHaveTextContent(/^Held 5ca59e4 \(a new commit, gitops-sync, /);
+      .toHaveTextContent(/^Held 5ca59e4 \(a new commit, meshdeck:gitops-sync, /);
     await expect.element(screen.getByRole('alert')).toHaveTextContent('nothing was synced');
     await expect.element(screen.getByTestId('git-sync-diagnostics')).toHaveTextContent('mesh.yaml:43');
     await expect.element(screen.getByTestId('git-sync-waiting')).toHaveTextContent('held');

@@ -25,7 +25,7 @@ const attempt = (over: Partial<SyncAttempt>): SyncAttempt => ({
   commit: C2,
   at: '2026-11-28T00:00:00.000Z',
   trigger: 'new-commit',
-  user: 'gitops-sync',
+  user: 'meshdeck:gitops-sync',
   result: 'synced',
   applied: [],
   deleted: [],

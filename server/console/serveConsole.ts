@@ -14,7 +14,7 @@ import {
 } from './consoleAuth';
 import { ApplyHistory } from './ApplyHistory';
 import { GitOpsService } from '../gitops/GitOpsService';
-import { GitAutoSync } from '../gitops/GitAutoSync';
+import { GitAutoSync, type SyncTarget } from '../gitops/GitAutoSync';
 import { GitSyncWatcher } from '../gitops/GitSyncWatcher';
 import { localMeshSyncTarget } from '../gitops/localMeshSyncTarget';
 import { gitopsDir } from '../gitops/repositoryConfig';
@@ -94,6 +94,11 @@ export interface ServeConsoleOptions {
    * $MESHDECK_GIT_SYNC_INTERVAL_S seconds, else 180 (Argo CD's default poll).
    */
   gitSyncEveryMs?: number;
+  /**
+   * Where a sync from Git writes when it is not the local mesh (Kubernetes mode: the cluster), given the
+   * apply history; and whether this replica runs the automated sync now (the Lease holder).
+   */
+  sync?: { target(history: ApplyHistory): SyncTarget; automated(): boolean };
 }
 
 export interface ServedConsole {
@@ -143,20 +148,21 @@ export async function serveConsole(o: ServeConsoleOptions): Promise<ServedConsol
     ...(o.logger ? { logger: o.logger } : {}),
   });
   const everyMs = o.gitSyncEveryMs ?? gitSyncEveryMs(process.env);
-  const localTarget = localMeshSyncTarget({
-    drafts: drafts.main,
-    controlPlane: () => getControlPlane(),
-    history: applies,
-    ...(o.logger ? { logger: o.logger } : {}),
-  });
+  const target = o.sync
+    ? o.sync.target(applies)
+    : localMeshSyncTarget({
+        drafts: drafts.main,
+        controlPlane: () => getControlPlane(),
+        history: applies,
+        ...(o.logger ? { logger: o.logger } : {}),
+      });
   const gitAutoSync = new GitAutoSync({
     gitops,
     dir: gitopsDir(o.stateDir),
-    target: () => (o.localMesh && getControlPlane() ? localTarget : undefined),
+    target: () => (o.sync || (o.localMesh && getControlPlane()) ? target : undefined),
+    ...(o.sync ? { automated: o.sync.automated } : {}),
     unavailable: () =>
-      o.localMesh
-        ? 'the local mesh is not running in this process'
-        : "Kubernetes mode: sync from Git is not built yet (load Git's version into a draft and apply it)",
+      o.localMesh ? 'the local mesh is not running in this process' : 'no cluster to sync to in this process',
     logger: { info: (m) => console.log(m), warn: (m) => (o.logger ?? console).warn(m) },
     onSync: (trigger, result) => getMeshMetrics()?.gitSynced(trigger, result),
   });

@@ -20,7 +20,8 @@ import { DraftRegistry } from '../console/DraftRegistry';
 import { ControlPlane } from '../controlPlane/ControlPlane';
 import { setControlPlane } from '../controlPlane/registry';
 import { L7mpRestClient } from '../l7mp/L7mpRestClient';
-import { AUTO_SYNC_USER, GitAutoSync } from './GitAutoSync';
+import { DEFAULT_SYNC_USER } from '@/lib/gitops/autoSync';
+import { GitAutoSync } from './GitAutoSync';
 import { GitOpsService } from './GitOpsService';
 import { GitSyncWatcher } from './GitSyncWatcher';
 import { localMeshSyncTarget } from './localMeshSyncTarget';
@@ -156,7 +157,7 @@ describe('sync from Git on the local mesh (real git, real l7mp)', () => {
     expect(await last()).toMatchObject({
       commit: c,
       trigger: 'new-commit',
-      user: AUTO_SYNC_USER,
+      user: DEFAULT_SYNC_USER,
       result: 'synced',
       applied: ['mesh.yaml'],
       deleted: [],
@@ -172,7 +173,7 @@ describe('sync from Git on the local mesh (real git, real l7mp)', () => {
     expect(record).toMatchObject({
       id: (await last())!.historyId,
       target: 'local-mesh',
-      user: AUTO_SYNC_USER,
+      user: DEFAULT_SYNC_USER,
       git: { commit: c, trigger: 'new-commit' },
       applied: ['mesh.yaml'],
       proxies: { notInSync: [] },

@@ -10,6 +10,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import {
   type AutoSyncPolicy,
+  DEFAULT_SYNC_USER,
   holdReason,
   outOfSyncKeys,
   SyncAttempt,
@@ -25,14 +26,14 @@ import type { GitOpsService, LiveSyncStatus } from './GitOpsService';
 export interface SyncTarget {
   kind: 'local-mesh' | 'cluster';
   /** The errors that keep these files from running (the same check as Apply's). */
-  errors(files: Record<string, string>): Diagnostic[];
+  errors(files: Record<string, string>): Diagnostic[] | Promise<Diagnostic[]>;
   /**
    * Makes what runs Git's `files` (with `prune`, also removing what Git does not have). Never throws:
    * `error` says what failed, with `applied`/`deleted` what was written anyway.
    */
   apply(
     files: Record<string, string>,
-    o: { prune: boolean; user: string; commit: string; trigger: SyncTrigger },
+    o: { prune: boolean; actor: SyncActor; commit: string; trigger: SyncTrigger },
   ): Promise<{ applied: string[]; deleted: string[]; error?: string; historyId?: number }>;
 }
 
@@ -53,6 +54,11 @@ export interface GitAutoSyncOptions {
   dir: string;
   /** Where syncs write; undefined when this server cannot (then only the comparison runs). */
   target: () => SyncTarget | undefined;
+  /**
+   * Whether this server runs the automated sync now (Kubernetes mode: only the replica holding the Lease,
+   * so two replicas never write the same commit); default always. Sync now runs on any replica.
+   */
+  automated?: () => boolean;
   /** Why `target` is undefined, for the console. */
   unavailable?: () => string | undefined;
   logger?: { info?(m: string): void; warn(m: string): void };
@@ -61,8 +67,11 @@ export interface GitAutoSyncOptions {
   now?: () => Date;
 }
 
-/** The user an automated sync records itself as (the apply history, the console). */
-export const AUTO_SYNC_USER = 'gitops-sync';
+/** Who a sync acts as: the policy's `as` (automated; Kubernetes RBAC decides) or the signed-in user. */
+export interface SyncActor {
+  user: string;
+  groups: string[];
+}
 
 /** See the module comment. */
 export class GitAutoSync {
@@ -113,13 +122,18 @@ export class GitAutoSync {
       const decision = syncDecision(status, policy, this.last);
       this.waiting = waitingText(decision, status.commit);
       if (decision.action !== 'sync') return false;
-      const attempt = await this.sync(status.commit, decision.trigger, AUTO_SYNC_USER, policy.prune);
+      if (this.o.automated && !this.o.automated()) {
+        this.waiting = `${decision.keys.length} object${decision.keys.length === 1 ? '' : 's'} out of sync: the replica holding the Lease syncs them`;
+        return false;
+      }
+      const actor = policy.as ?? { user: DEFAULT_SYNC_USER, groups: [] };
+      const attempt = await this.sync(status.commit, decision.trigger, actor, policy.prune);
       return attempt !== undefined && attempt.applied.length + attempt.deleted.length > 0;
     });
   }
 
   /** Syncs the base branch's tip now (the console's Sync now), whatever the policy says. */
-  syncNow(user: string, prune: boolean): Promise<SyncAttempt | { error: string; status: number }> {
+  syncNow(actor: SyncActor, prune: boolean): Promise<SyncAttempt | { error: string; status: number }> {
     return this.exclusive(async () => {
       await this.load();
       if (!this.o.target())
@@ -130,7 +144,7 @@ export class GitAutoSync {
       } catch (e) {
         return { status: 502, error: `fetching the base branch failed: ${(e as Error).message}` };
       }
-      const attempt = await this.sync(commit, 'manual', user, prune);
+      const attempt = await this.sync(commit, 'manual', actor, prune);
       return attempt ?? { status: 409, error: 'another apply is running; wait for it to finish' };
     });
   }
@@ -139,11 +153,12 @@ export class GitAutoSync {
   private async sync(
     commit: string,
     trigger: SyncTrigger,
-    user: string,
+    actor: SyncActor,
     prune: boolean,
   ): Promise<SyncAttempt | undefined> {
     const target = this.o.target();
     if (!target) return undefined;
+    const user = actor.user;
     const at = this.now().toISOString();
     const short = commit.slice(0, 7);
     let files: Record<string, string>;
@@ -162,7 +177,7 @@ export class GitAutoSync {
         deleted: [],
       });
     }
-    const errors = target.errors(files).filter((d) => d.severity === 'error');
+    const errors = (await target.errors(files)).filter((d) => d.severity === 'error');
     if (errors.length > 0) {
       return this.finish({
         commit,
@@ -177,7 +192,7 @@ export class GitAutoSync {
         deleted: [],
       });
     }
-    const r = await target.apply(files, { prune, user, commit, trigger });
+    const r = await target.apply(files, { prune, actor, commit, trigger });
     if (r.error === BUSY) return undefined;
     return this.finish({
       commit,

@@ -41,7 +41,12 @@ export async function gitopsRead<T>(
 /** POST: a signed-in session with its CSRF token (as /api/apply), then a bounded JSON body; `?draft=<id>` names the draft. */
 export async function gitopsMutation<T>(
   req: Request,
-  op: (s: GitOpsService, body: unknown, draftId: string, user: string) => Promise<Outcome<T>>,
+  op: (
+    s: GitOpsService,
+    body: unknown,
+    draftId: string,
+    actor: { user: string; groups: string[] },
+  ) => Promise<Outcome<T>>,
   opts: { body: boolean } = { body: true },
 ): Promise<Response> {
   const guard = requireSession(req);
@@ -56,5 +61,6 @@ export async function gitopsMutation<T>(
     if (!body.ok) return body.response;
     value = body.value;
   }
-  return answer(await op(s.gitops, value, id.id, guard.session.identity.user));
+  const { identity } = guard.session;
+  return answer(await op(s.gitops, value, id.id, { user: identity.user, groups: [...identity.groups] }));
 }

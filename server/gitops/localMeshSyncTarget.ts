@@ -37,7 +37,7 @@ export function localMeshSyncTarget(o: LocalMeshSyncTargetOptions): SyncTarget {
   return {
     kind: 'local-mesh',
     errors: (files) => draftDiagnostics(manifests(files)),
-    async apply(files, { prune, user, commit, trigger }) {
+    async apply(files, { prune, actor, commit, trigger }) {
       const release = o.drafts.tryBeginApply();
       if (!release) return { applied: [], deleted: [], error: BUSY };
       try {
@@ -53,7 +53,7 @@ export function localMeshSyncTarget(o: LocalMeshSyncTargetOptions): SyncTarget {
             const r = await o.history.record({
               target: 'local-mesh',
               at: new Date().toISOString(),
-              user,
+              user: actor.user,
               draft: 'git',
               revision: 0,
               applied: done.applied,

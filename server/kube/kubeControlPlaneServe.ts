@@ -20,6 +20,7 @@ import { AdsListenError, listenAds, MeshXdsPublisher } from '../xds/meshXds';
 import { MESH_CRD_KINDS } from '@/lib/kube/kubeSnapshot';
 import { consoleBuilt, REPO_ROOT, resolveSignIn, startConsoleHttp } from '../cli/consoleHttp';
 import { serveConsole, type ServedConsole } from '../console/serveConsole';
+import { clusterSyncTarget } from '../gitops/clusterSyncTarget';
 import { setControlPlane } from '../controlPlane/registry';
 import { version } from '../cli/version';
 import { MeshMetrics } from '../metrics/MeshMetrics';
@@ -190,8 +191,9 @@ export async function runKubeServe(
     mirrorListener.view = view;
     setControlPlane(view);
     metrics.setSources({ diagnostics: () => view.live.get().diagnostics });
+    const clusterClient = new ClusterClient(kc);
     setClusterContext({
-      client: new ClusterClient(kc),
+      client: clusterClient,
       kubeconfigPath: kubeconfig,
       applyKinds: MESH_CRD_KINDS,
     });
@@ -204,6 +206,12 @@ export async function runKubeServe(
       stateDir,
       examplesDir: path.join(REPO_ROOT, 'examples'),
       localMesh: false,
+      sync: {
+        target: (history) =>
+          clusterSyncTarget({ client: clusterClient, kinds: MESH_CRD_KINDS, mirrorDir: mirror.dir, history }),
+        // Every replica compares; only the Lease holder writes, so two replicas never sync the same commit.
+        automated: () => cp.health().leading,
+      },
     });
     consoleParts = { served, mirror, view };
     if (served.gitSync) {

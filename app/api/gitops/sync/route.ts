@@ -67,7 +67,7 @@ const SyncNowBody = z.strictObject({
  * errors when it has any (nothing written). 409 while another apply runs or where this server cannot sync.
  */
 export async function POST(req: Request): Promise<Response> {
-  return gitopsMutation(req, async (s, body, _draftId, user) => {
+  return gitopsMutation(req, async (s, body, _draftId, actor) => {
     const parsed = SyncNowBody.safeParse(body);
     if (!parsed.success)
       return {
@@ -85,7 +85,7 @@ export async function POST(req: Request): Promise<Response> {
     if (!ctx?.gitAutoSync)
       return { ok: false, status: 503, body: { error: 'no sync from Git in this process' } };
     const attempt = await ctx.gitAutoSync.syncNow(
-      user,
+      actor,
       parsed.data.prune ?? s.config.autoSync?.prune ?? false,
     );
     if ('status' in attempt) return { ok: false, status: attempt.status, body: { error: attempt.error } };

@@ -75,9 +75,11 @@ describe('GitSyncPanel', () => {
     await expect.element(off.getByTestId('git-sync-now')).toBeDisabled();
     await expect.element(off.getByTestId('git-sync-prune')).not.toBeChecked();
     off.unmount();
-    const cluster = await show(status({ unavailable: 'Kubernetes mode: sync from Git is not built yet' }));
-    await expect.element(cluster.getByTestId('git-sync-unavailable')).toHaveTextContent('Kubernetes mode');
-    await expect.element(cluster.getByTestId('git-sync-now')).toBeDisabled();
+    const stopped = await show(status({ unavailable: 'the local mesh is not running in this process' }));
+    await expect
+      .element(stopped.getByTestId('git-sync-unavailable'))
+      .toHaveTextContent('the local mesh is not running');
+    await expect.element(stopped.getByTestId('git-sync-now')).toBeDisabled();
   });
 
   it('shows nothing when the server has no sync from Git', async () => {

@@ -19,6 +19,7 @@ import { setConsoleContext } from '../console/consoleContext';
 import { DraftRegistry } from '../console/DraftRegistry';
 import { ControlPlane } from '../controlPlane/ControlPlane';
 import { setControlPlane } from '../controlPlane/registry';
+import { until } from '../kube/replicasTestKit';
 import { L7mpRestClient } from '../l7mp/L7mpRestClient';
 import { DEFAULT_SYNC_USER } from '@/lib/gitops/autoSync';
 import { GitAutoSync } from './GitAutoSync';
@@ -40,16 +41,6 @@ function relocate(text: string): string {
     .replace("api-port: '1235'", "api-port: '21235'")
     .replace('port: 8888', 'port: 28888')
     .replace(/127\.0\.0\.(10|20|30|31)\b/g, (_m, last: string) => `127.0.0.${address[last]}`);
-}
-
-async function until<T>(what: string, fn: () => T | Promise<T>, timeoutMs = 60000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 const gatewayPort = (config: L7mpConfig) =>

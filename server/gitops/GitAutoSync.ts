@@ -158,48 +158,40 @@ export class GitAutoSync {
   ): Promise<SyncAttempt | undefined> {
     const target = this.o.target();
     if (!target) return undefined;
-    const user = actor.user;
-    const at = this.now().toISOString();
+    // What every outcome of this attempt shares; nothing written until the target says otherwise.
+    const base = {
+      commit,
+      at: this.now().toISOString(),
+      trigger,
+      user: actor.user,
+      prune,
+      applied: [] as string[],
+      deleted: [] as string[],
+    };
     const short = commit.slice(0, 7);
     let files: Record<string, string>;
     try {
       files = await (await this.o.gitops).filesAt(commit);
     } catch (e) {
       return this.finish({
-        commit,
-        at,
-        trigger,
-        user,
-        prune,
+        ...base,
         result: 'failed',
         error: `reading ${short} failed: ${(e as Error).message}`,
-        applied: [],
-        deleted: [],
       });
     }
     const errors = (await target.errors(files)).filter((d) => d.severity === 'error');
     if (errors.length > 0) {
       return this.finish({
-        commit,
-        at,
-        trigger,
-        user,
-        prune,
+        ...base,
         result: 'held',
         error: `${short} has ${errors.length} error${errors.length === 1 ? '' : 's'}: nothing was synced, what runs stays as it is`,
         diagnostics: errors.slice(0, 20).map(diagnosticLine),
-        applied: [],
-        deleted: [],
       });
     }
     const r = await target.apply(files, { prune, actor, commit, trigger });
     if (r.error === BUSY) return undefined;
     return this.finish({
-      commit,
-      at,
-      trigger,
-      user,
-      prune,
+      ...base,
       result: r.error ? 'failed' : 'synced',
       ...(r.error ? { error: r.error } : {}),
       applied: r.applied,

@@ -20,7 +20,7 @@ import { DraftRegistry } from '../console/DraftRegistry';
 import { ClusterClient } from '../kube/clusterClient';
 import { ClusterMirror } from '../kube/clusterMirror';
 import { KubeSource } from '../kube/kubeSource';
-import { installCrds } from '../kube/replicasTestKit';
+import { installCrds, until } from '../kube/replicasTestKit';
 import { type KubeApiServer, kubeRequest, startKubeApiServer } from '../kube/testing/kubeApiServer';
 import { clusterSyncTarget } from './clusterSyncTarget';
 import { GitAutoSync } from './GitAutoSync';
@@ -271,13 +271,3 @@ describe('sync from Git to a real kube-apiserver', () => {
     expect(await gatewayPort()).toBe(9002);
   });
 });
-
-async function until<T>(what: string, fn: () => Promise<T>, timeoutMs = 20_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}

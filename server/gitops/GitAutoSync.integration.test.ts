@@ -5,7 +5,6 @@
  * GitSyncWatcher's comparison and GitAutoSync (policy: prune and self-heal). A commit with a dangling
  * reference is held and the proxy keeps its config; Sync now goes through POST /api/gitops/sync.
  */
-import { execFileSync } from 'node:child_process';
 import { cp as copyDir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,7 +25,7 @@ import { GitAutoSync } from './GitAutoSync';
 import { GitOpsService } from './GitOpsService';
 import { GitSyncWatcher } from './GitSyncWatcher';
 import { localMeshSyncTarget } from './localMeshSyncTarget';
-import { saveRepositoryConfig } from './repositoryConfig';
+import { type SyncOrigin, syncOrigin } from './testing/syncOrigin';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const quiet = { info: () => {}, warn: () => {}, error: (...a: unknown[]) => console.error(...a) };
@@ -48,7 +47,7 @@ const gatewayPort = (config: L7mpConfig) =>
 
 describe('sync from Git on the local mesh (real git, real l7mp)', () => {
   let tmp: string;
-  let origin: string;
+  let origin: SyncOrigin;
   let meshDir: string;
   let cp: ControlPlane;
   let watcher: GitSyncWatcher;
@@ -57,45 +56,27 @@ describe('sync from Git on the local mesh (real git, real l7mp)', () => {
   let auth: ConsoleAuth;
   const syncs: string[] = [];
 
-  const git = (...args: string[]) =>
-    execFileSync('git', ['-c', 'user.name=Test', '-c', 'user.email=test@example.com', ...args], {
-      cwd: origin,
-      encoding: 'utf8',
-    }).trim();
   /** Edits a file of the base branch and commits it (a merged pull request); the new commit's id. */
-  async function commit(file: string, edit: (text: string) => string, message: string): Promise<string> {
-    const f = path.join(origin, file);
-    await writeFile(f, edit(await readFile(f, 'utf8')));
-    git('commit', '-qam', message);
-    return git('rev-parse', 'HEAD');
-  }
+  const commit = (file: string, edit: (text: string) => string, message: string) =>
+    origin.commit(file, edit, message);
   const liveGatewayPort = async () =>
     gatewayPort((await new L7mpRestClient(cp.live.get().proxies[GATEWAY]!.apiUrl!).readLive()).config);
   const last = async (): Promise<SyncAttempt | undefined> => (await autoSync.view()).last;
 
   beforeAll(async () => {
     tmp = await mkdtemp(path.join(os.tmpdir(), 'md-autosync-'));
-    origin = path.join(tmp, 'origin');
+    const originDir = path.join(tmp, 'origin');
     meshDir = path.join(tmp, 'mesh');
-    await copyDir(path.join(REPO, 'examples', 'seed-example-1'), origin, { recursive: true });
+    await copyDir(path.join(REPO, 'examples', 'seed-example-1'), originDir, { recursive: true });
     for (const f of ['cluster.yaml', 'mesh.yaml']) {
-      const file = path.join(origin, f);
+      const file = path.join(originDir, f);
       await writeFile(file, relocate(await readFile(file, 'utf8')));
     }
-    git('init', '-q', '-b', 'main');
-    git('add', '.');
-    git('commit', '-qm', 'Example 1');
-    await copyDir(origin, meshDir, { recursive: true, filter: (src) => !src.includes(`${path.sep}.git`) });
+    origin = syncOrigin(originDir);
+    await copyDir(originDir, meshDir, { recursive: true, filter: (src) => !src.includes(`${path.sep}.git`) });
 
     const stateDir = path.join(tmp, 'state');
-    await saveRepositoryConfig(stateDir, {
-      format: 1,
-      source: { kind: 'path', path: origin },
-      baseBranch: 'main',
-      meshDir: '.',
-      credentials: { kind: 'none' },
-      autoSync: { prune: true, selfHeal: true },
-    });
+    await origin.configure(stateDir, { prune: true, selfHeal: true });
     cp = await ControlPlane.startLocal({ meshDir, stateDir, driftIntervalMs: 1000, logger: quiet });
     setControlPlane(cp);
     await until(
@@ -155,7 +136,7 @@ describe('sync from Git on the local mesh (real git, real l7mp)', () => {
       left: [],
     });
     expect(await readFile(path.join(meshDir, 'mesh.yaml'), 'utf8')).toBe(
-      await readFile(path.join(origin, 'mesh.yaml'), 'utf8'),
+      await readFile(path.join(origin.dir, 'mesh.yaml'), 'utf8'),
     );
     expect(await liveGatewayPort()).toBe(9002);
     // The comparison after the sync: in sync.

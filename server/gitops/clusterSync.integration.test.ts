@@ -5,9 +5,8 @@
  * `meshdeck:gitops-sync`, which deploy/gitops-sync.yaml lets write the mesh kinds. What runs is read by
  * real informers into a real ClusterMirror, as `meshdeck serve --kubeconfig` does.
  */
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
@@ -26,7 +25,7 @@ import { clusterSyncTarget } from './clusterSyncTarget';
 import { GitAutoSync } from './GitAutoSync';
 import { GitOpsService } from './GitOpsService';
 import { GitSyncWatcher } from './GitSyncWatcher';
-import { saveRepositoryConfig } from './repositoryConfig';
+import { type SyncOrigin, syncOrigin } from './testing/syncOrigin';
 
 type Obj = Record<string, any>;
 const ROOT = path.resolve(__dirname, '../..');
@@ -36,7 +35,7 @@ const quiet = { info: () => {}, warn: () => {}, error: () => {} };
 
 let kube: KubeApiServer;
 let tmp: string;
-let origin: string;
+let origin: SyncOrigin;
 let source: KubeSource;
 let mirror: ClusterMirror;
 let watcher: GitSyncWatcher;
@@ -59,20 +58,9 @@ const docs = (file: string): Obj[] =>
   parseAllDocuments(readFileSync(file, 'utf8'))
     .map((d) => d.toJS() as Obj)
     .filter(Boolean);
-const git = (...args: string[]) =>
-  execFileSync('git', ['-c', 'user.name=Test', '-c', 'user.email=test@example.com', ...args], {
-    cwd: origin,
-    encoding: 'utf8',
-  }).trim();
-async function commit(file: string, text: string | undefined, message: string): Promise<string> {
-  if (text === undefined) git('rm', '-q', file);
-  else {
-    await writeFile(path.join(origin, file), text);
-    git('add', file);
-  }
-  git('commit', '-qm', message);
-  return git('rev-parse', 'HEAD');
-}
+/** Commits a file's new text (undefined: deletes it) on the base branch; the new commit's id. */
+const commit = (file: string, text: string | undefined, message: string) =>
+  origin.commit(file, () => text, message);
 const last = async (): Promise<SyncAttempt | undefined> => (await autoSync.view()).last;
 const gatewayPort = async () =>
   ((await asAdmin('GET', `${MESH}/virtualservices/gateway-vsvc`)).body as Obj).spec?.udp?.port;
@@ -118,9 +106,8 @@ beforeAll(async () => {
   kc.loadFromFile(meshdeck.kubeconfigPath);
 
   tmp = await mkdtemp(path.join(os.tmpdir(), 'md-cluster-sync-'));
-  origin = path.join(tmp, 'origin');
-  await mkdir(origin);
-  git('init', '-q', '-b', 'main');
+  await mkdir(path.join(tmp, 'origin'));
+  origin = syncOrigin(path.join(tmp, 'origin'));
   await commit('mesh.yaml', readFileSync(path.join(EXAMPLE, 'mesh.yaml'), 'utf8'), 'Example 1');
 
   source = new KubeSource({ kubeConfig: admin, coalesceMs: 20, logger: quiet });
@@ -131,14 +118,7 @@ beforeAll(async () => {
   mirror.start();
 
   const stateDir = path.join(tmp, 'state');
-  await saveRepositoryConfig(stateDir, {
-    format: 1,
-    source: { kind: 'path', path: origin },
-    baseBranch: 'main',
-    meshDir: '.',
-    credentials: { kind: 'none' },
-    autoSync: { prune: true, selfHeal: true },
-  });
+  await origin.configure(stateDir, { prune: true, selfHeal: true });
   const drafts = new DraftRegistry({ meshDir: mirror.dir, stateDir, logger: quiet });
   const gitops = GitOpsService.start({ stateDir, examplesDir: path.join(ROOT, 'examples'), drafts });
   history = new ApplyHistory({ dir: path.join(stateDir, 'console', 'applies'), logger: quiet });
@@ -201,7 +181,7 @@ describe('sync from Git to a real kube-apiserver', () => {
   });
 
   it('a replica that does not hold the Lease compares and waits; the leader syncs the new commit', async () => {
-    const text = readFileSync(path.join(origin, 'mesh.yaml'), 'utf8');
+    const text = readFileSync(path.join(origin.dir, 'mesh.yaml'), 'utf8');
     const c = await commit('mesh.yaml', text.replace('port: 9001', 'port: 9002'), 'gateway on 9002');
     leading = false;
     await watcher.compareNow();
@@ -247,7 +227,7 @@ describe('sync from Git to a real kube-apiserver', () => {
   });
 
   it('holds a commit whose route names no Service in Git or the cluster; Sync now as a user without rights fails with Forbidden', async () => {
-    const text = readFileSync(path.join(origin, 'mesh.yaml'), 'utf8');
+    const text = readFileSync(path.join(origin.dir, 'mesh.yaml'), 'utf8');
     const c = await commit(
       'mesh.yaml',
       text.replace('destination: worker-svc', 'destination: no-such-svc'),

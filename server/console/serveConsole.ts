@@ -17,7 +17,7 @@ import { GitOpsService } from '../gitops/GitOpsService';
 import { GitAutoSync, type SyncTarget } from '../gitops/GitAutoSync';
 import { GitSyncWatcher } from '../gitops/GitSyncWatcher';
 import { localMeshSyncTarget } from '../gitops/localMeshSyncTarget';
-import { gitopsDir } from '../gitops/repositoryConfig';
+import { gitopsDir, sourceLocation } from '../gitops/repositoryConfig';
 import { getControlPlane } from '../controlPlane/registry';
 import { getMeshMetrics } from '../metrics/metricsRegistry';
 import { getClusterContext } from '../kube/clusterContext';
@@ -129,8 +129,17 @@ export async function serveConsole(o: ServeConsoleOptions): Promise<ServedConsol
   });
   // In the background: the first start creates the local default repository, and a remote may be slow.
   const gitops = GitOpsService.start({ stateDir: o.stateDir, examplesDir: o.examplesDir, drafts });
-  gitops.catch((e: unknown) =>
-    (o.logger ?? console).warn(`meshdeck console: GitOps is unavailable: ${(e as Error).message}`),
+  gitops.then(
+    (g) => {
+      // Said once at start: with a policy, what runs will be made Git's at the first comparison.
+      const p = g.config.autoSync;
+      if (p)
+        console.log(
+          `meshdeck: sync from Git is on: ${g.config.baseBranch} of ${sourceLocation(g.config)} -> ${o.localMesh ? 'the local mesh' : 'the cluster'}${p.prune ? ', prune' : ''}${p.selfHeal ? ', self-heal' : ''}`,
+        );
+    },
+    (e: unknown) =>
+      (o.logger ?? console).warn(`meshdeck console: GitOps is unavailable: ${(e as Error).message}`),
   );
   // MESHDECK_SERVER_LAYOUTS=0 leaves large layouts to the browsers (no worker thread, about 120 MB).
   const layoutOptions = serverLayoutOptions(process.env);

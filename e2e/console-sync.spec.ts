@@ -6,10 +6,11 @@
  * port. Sync now writes main's tip to the local mesh: a commit with a dangling reference is held with its
  * error and the gateway keeps its port; the fixed commit runs, and the apply history says it came from Git.
  * Other specs share this server and its repository, so everything here is relative to what they left, and
- * main (and what runs) is put back at the end.
+ * main and what runs are put back at the end (what runs by the console's own Apply).
  */
 import { expect, test } from '@playwright/test';
-import { commitOnMain, gatewayPort, guardPage, openConsole, SHOTS } from './consoleHelpers';
+import type { DraftDoc } from '../lib/console/draftDoc';
+import { commitOnMain, gatewayPort, guardPage, openConsole, putDraft, SHOTS } from './consoleHelpers';
 
 const TRANSCODER_VS = 'VirtualService/default/transcoder-vsvc';
 const GATEWAY_VS = 'VirtualService/default/gateway-vsvc';
@@ -98,9 +99,15 @@ test('Sync now: a commit with an error is held and nothing changes; the fixed on
   await openConsole(page, GATEWAY_VS);
   const status = await page.evaluate(async () => (await fetch('/api/gitops/status')).json());
   const remoteGit = (status as { repository: { source: { path?: string } } }).repository.source.path!;
+  // What runs now (openConsole reset the draft to it), put back at the end: other specs may have moved main.
+  const running = (await page.evaluate(async () => (await fetch('/api/draft')).json())) as {
+    draft: DraftDoc;
+  };
   const portBefore = await gatewayPort(page);
-  expect(portBefore).toBe(9001);
+  expect(portBefore).not.toBeNull();
+  let mainBefore: string | undefined;
   commitOnMain(remoteGit, 'a typo', (t) => {
+    mainBefore = t;
     expect(t.match(/destination: worker-svc/g)).toHaveLength(1);
     return t.replace('destination: worker-svc', 'destination: worker-svx');
   });
@@ -121,8 +128,11 @@ test('Sync now: a commit with an error is held and nothing changes; the fixed on
     expect(await gatewayPort(page)).toBe(portBefore);
     await page.screenshot({ path: `${SHOTS}/console-git-sync-held.png` });
 
+    // The gateway's UDP port (the first `udp:` of Example 1) to 9005, whatever main had.
     commitOnMain(remoteGit, 'fix the typo, gateway on 9005', (t) =>
-      t.replace('destination: worker-svx', 'destination: worker-svc').replace('port: 9001', 'port: 9005'),
+      t
+        .replace('destination: worker-svx', 'destination: worker-svc')
+        .replace(/(udp:\n\s+port: )\d+/, '$19005'),
     );
     await panel.getByTestId('git-sync-now').click();
     await expect(last).toContainText(
@@ -143,19 +153,20 @@ test('Sync now: a commit with an error is held and nothing changes; the fixed on
       /synced from Git [0-9a-f]{7} \(Sync now\)/,
     );
   } finally {
-    commitOnMain(remoteGit, 'back to Example 1', (t) =>
-      t.replace('destination: worker-svx', 'destination: worker-svc').replace('port: 9005', 'port: 9001'),
-    );
-    // What runs back to main's tip (Example 1), for the specs after this one.
-    const back = await page.evaluate(async () => {
+    if (mainBefore !== undefined) commitOnMain(remoteGit, 'main as it was', () => mainBefore!);
+    // What runs as it was: the files applied back through the console's own Apply.
+    expect(await putDraft(page, running.draft)).toBe(200);
+    const applied = await page.evaluate(async () => {
       const s = (await (await fetch('/api/session')).json()) as { csrfToken: string };
-      const r = await fetch('/api/gitops/sync', {
+      const { revision } = (await (await fetch('/api/draft')).json()) as { revision: number };
+      const r = await fetch('/api/apply', {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-csrf-token': s.csrfToken },
-        body: '{}',
+        body: JSON.stringify({ revision, force: true }),
       });
-      return ((await r.json()) as { attempt?: { result: string } }).attempt?.result;
+      return r.status;
     });
-    expect(back).toBe('synced');
+    expect(applied).toBe(200);
+    await expect.poll(() => gatewayPort(page), { timeout: 20_000 }).toBe(portBefore);
   }
 });

@@ -28,13 +28,32 @@ export async function readJsonBody(
   req: Request,
   maxBytes: number,
 ): Promise<{ ok: true; value: unknown } | { ok: false; response: Response }> {
+  const raw = await readRawBody(req, maxBytes);
+  if (!raw.ok) return raw;
+  if (raw.bytes.length === 0)
+    return { ok: false, response: jsonResponse({ error: 'the body is empty; send JSON' }, 400) };
+  try {
+    return { ok: true, value: JSON.parse(raw.bytes.toString('utf8')) };
+  } catch (e) {
+    return {
+      ok: false,
+      response: jsonResponse({ error: `the body is not JSON: ${(e as Error).message}` }, 400),
+    };
+  }
+}
+
+/** Reads a body of at most `maxBytes` bytes as it came (a webhook's signature covers the exact bytes). */
+export async function readRawBody(
+  req: Request,
+  maxBytes: number,
+): Promise<{ ok: true; bytes: Buffer } | { ok: false; response: Response }> {
   const fail = (status: number, error: string) => ({
     ok: false as const,
     response: jsonResponse({ error }, status),
   });
   const declared = Number(req.headers.get('content-length') ?? NaN);
   if (declared > maxBytes) return fail(413, `the body is larger than ${maxBytes} bytes`);
-  if (!req.body) return fail(400, 'the body is empty; send JSON');
+  if (!req.body) return { ok: true, bytes: Buffer.alloc(0) };
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -53,12 +72,7 @@ export async function readJsonBody(
     // The client went away or sent a broken body: answered, never thrown into the server.
     return fail(400, `the body could not be read: ${(e as Error).message}`);
   }
-  const text = Buffer.concat(chunks).toString('utf8');
-  try {
-    return { ok: true, value: JSON.parse(text) };
-  } catch (e) {
-    return fail(400, `the body is not JSON: ${(e as Error).message}`);
-  }
+  return { ok: true, bytes: Buffer.concat(chunks) };
 }
 
 /** The draft a request names with `?draft=<id>` (the main draft without it): its id, or the 400 answer. */

@@ -121,6 +121,11 @@ export const RepositoryConfig = z.strictObject({
   workingCopy: AbsPath.optional(),
   /** Sync from Git: what runs follows the base branch (lib/gitops/autoSync.ts); absent: only Sync now. */
   autoSync: AutoSyncPolicy.optional(),
+  /**
+   * The forge's push webhook (POST /api/gitops/webhook, server/gitops/gitWebhook.ts): the secret it signs
+   * with (GitHub, Gitea, Forgejo) or sends (GitLab), by reference. Absent: the endpoint answers 404.
+   */
+  webhook: z.strictObject({ secret: SecretRef }).optional(),
 });
 export type RepositoryConfig = z.infer<typeof RepositoryConfig>;
 
@@ -176,23 +181,36 @@ export async function resolveCredentials(
       return { kind: 'none' };
     case 'ssh':
       return { kind: 'ssh', keyFile: ref.keyFile, knownHostsFile: ref.knownHostsFile };
-    case 'token': {
-      let token: string | undefined;
-      if (ref.token.from === 'env') {
-        token = env[ref.token.name];
-        if (!token)
-          throw new Error(`the repository token: environment variable ${ref.token.name} is not set`);
-      } else {
-        const file = ref.token.path;
-        token = await readFile(file, 'utf8').catch((e: NodeJS.ErrnoException) => {
-          throw new Error(`the repository token: cannot read ${file} (${e.code ?? e.message})`);
-        });
-        token = token.replace(/\r?\n$/, '');
-        if (!token) throw new Error(`the repository token: ${ref.token.path} is empty`);
-      }
-      return { kind: 'token', username: ref.username, token };
-    }
+    case 'token':
+      return {
+        kind: 'token',
+        username: ref.username,
+        token: await readSecret(ref.token, 'the repository token', env),
+      };
   }
+}
+
+/**
+ * The secret `ref` names (an environment variable, or a file without its final newline); throws an Error
+ * naming `what` and where it looked, never the secret.
+ */
+export async function readSecret(
+  ref: SecretRef,
+  what: string,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Promise<string> {
+  if (ref.from === 'env') {
+    const value = env[ref.name];
+    if (!value) throw new Error(`${what}: environment variable ${ref.name} is not set`);
+    return value;
+  }
+  const file = ref.path;
+  const text = await readFile(file, 'utf8').catch((e: NodeJS.ErrnoException) => {
+    throw new Error(`${what}: cannot read ${file} (${e.code ?? e.message})`);
+  });
+  const value = text.replace(/\r?\n$/, '');
+  if (!value) throw new Error(`${what}: ${file} is empty`);
+  return value;
 }
 
 /** `<stateDir>/gitops`. */

@@ -1,40 +1,19 @@
 // Against a REAL Gitea: built from its Go module by scripts/gitea-build.sh (cached by version; a cold
 // build takes many minutes, so CI runs the script before the tests), started on 127.0.0.1 with SQLite by
 // server/gitops/testing/giteaServer.ts. A branch is pushed over smart HTTP with the real `git` CLI.
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { inspect, promisify } from 'node:util';
+import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type GiteaServer, startGitea } from '@/server/gitops/testing/giteaServer';
+import { type GiteaServer, giteaGit, startGitea } from '@/server/gitops/testing/giteaServer';
 import { createPullRequestProvider, isProviderError, type ProviderError } from './index';
-
-const execFileP = promisify(execFile);
 
 let gitea: GiteaServer;
 let work: string;
 
 /** Runs git with the token as a Basic Authorization header (kept out of URLs and argv). */
-async function git(cwd: string, ...args: string[]): Promise<string> {
-  const basic = Buffer.from(`${gitea.username}:${gitea.token}`).toString('base64');
-  const { stdout } = await execFileP('git', args, {
-    cwd,
-    env: {
-      ...process.env,
-      GIT_TERMINAL_PROMPT: '0',
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_CONFIG_COUNT: '1',
-      GIT_CONFIG_KEY_0: 'http.extraHeader',
-      GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}`,
-      GIT_AUTHOR_NAME: 'Meshdeck Test',
-      GIT_AUTHOR_EMAIL: 'test@example.invalid',
-      GIT_COMMITTER_NAME: 'Meshdeck Test',
-      GIT_COMMITTER_EMAIL: 'test@example.invalid',
-    },
-  });
-  return stdout;
-}
+const git = (cwd: string, ...args: string[]) => giteaGit(gitea, cwd, ...args);
 
 async function failure(p: Promise<unknown>): Promise<ProviderError> {
   const e = await p.then(

@@ -55,6 +55,27 @@ export async function giteaBinary(): Promise<string> {
   return bin;
 }
 
+/** Runs git against this Gitea with its admin token as a Basic Authorization header (kept out of URLs and argv). */
+export async function giteaGit(gitea: GiteaServer, cwd: string, ...args: string[]): Promise<string> {
+  const basic = Buffer.from(`${gitea.username}:${gitea.token}`).toString('base64');
+  const { stdout } = await execFileP('git', args, {
+    cwd,
+    env: {
+      ...process.env,
+      GIT_TERMINAL_PROMPT: '0',
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_CONFIG_COUNT: '1',
+      GIT_CONFIG_KEY_0: 'http.extraHeader',
+      GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}`,
+      GIT_AUTHOR_NAME: 'Meshdeck Test',
+      GIT_AUTHOR_EMAIL: 'test@example.invalid',
+      GIT_COMMITTER_NAME: 'Meshdeck Test',
+      GIT_COMMITTER_EMAIL: 'test@example.invalid',
+    },
+  });
+  return stdout;
+}
+
 /** Starts Gitea on a free loopback port with a fresh SQLite database, user and token. */
 export async function startGitea(options: StartGiteaOptions = {}): Promise<GiteaServer> {
   const binary = options.binary ?? (await giteaBinary());
@@ -278,6 +299,11 @@ ENABLED = false
 
 [migrations]
 ALLOW_LOCALNETWORKS = false
+
+[webhook]
+; Deliveries to the tests' own servers on loopback (server/gitops/gitWebhook.integration.test.ts).
+ALLOWED_HOST_LIST = loopback
+DELIVER_TIMEOUT = 5
 
 [log]
 MODE = console

@@ -52,7 +52,12 @@ function show(answer: LiveSyncAnswer, canWrite = true) {
 describe('GitSyncPanel', () => {
   it('shows a held commit with its errors and the policy, and offers Sync now with the policy’s prune', async () => {
     const screen = await show(
-      status({ policy: { prune: true, selfHeal: true }, last: held, waiting: '1 object out of sync: held' }),
+      status({
+        policy: { prune: true, selfHeal: true },
+        webhook: true,
+        last: held,
+        waiting: '1 object out of sync: held',
+      }),
     );
     await expect
       .element(screen.getByTestId('git-sync-policy'))
@@ -64,6 +69,9 @@ describe('GitSyncPanel', () => {
     await expect.element(screen.getByTestId('git-sync-diagnostics')).toHaveTextContent('mesh.yaml:43');
     await expect.element(screen.getByTestId('git-sync-waiting')).toHaveTextContent('held');
     await expect.element(screen.getByTestId('git-sync-prune')).toBeChecked();
+    await expect
+      .element(screen.getByTestId('git-sync-webhook'))
+      .toHaveTextContent(/^A push webhook is set up/);
     await expect.element(screen.getByTestId('git-sync-now')).toBeEnabled();
   });
 
@@ -73,6 +81,9 @@ describe('GitSyncPanel', () => {
       .element(off.getByTestId('git-sync-policy'))
       .toHaveTextContent(/^Automated sync: off\. Set autoSync/);
     await expect.element(off.getByTestId('git-sync-now')).toBeDisabled();
+    await expect
+      .element(off.getByTestId('git-sync-webhook'))
+      .toHaveTextContent(/^Compared with Git every few minutes/);
     await expect.element(off.getByTestId('git-sync-prune')).not.toBeChecked();
     off.unmount();
     const stopped = await show(status({ unavailable: 'the local mesh is not running in this process' }));

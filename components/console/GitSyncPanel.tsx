@@ -80,6 +80,19 @@ export function GitSyncPanel(p: {
           </>
         )}
       </p>
+      <p className="git-sync__trigger" data-testid="git-sync-webhook">
+        {sync.webhook ? (
+          <>
+            A push webhook is set up: a push to <code>{p.status.baseBranch}</code> is compared at once (
+            <code>POST /api/gitops/webhook</code>).
+          </>
+        ) : (
+          <>
+            Compared with Git every few minutes. Set <code>webhook.secret</code> in the repository config and
+            point the forge&apos;s push webhook at <code>/api/gitops/webhook</code> to compare on each push.
+          </>
+        )}
+      </p>
       {sync.unavailable ? (
         <p className="field-error field-error--warning" role="status" data-testid="git-sync-unavailable">
           {sync.unavailable}

@@ -41,8 +41,10 @@ export interface SyncTarget {
 export interface SyncView {
   /** The repository's policy; absent: automated sync is off (Sync now still works). */
   policy?: AutoSyncPolicy;
-  /** No target here (Kubernetes mode, for now): the sync cannot run in this server. */
+  /** No target here (the local mesh is not running in this process): the sync cannot run in this server. */
   unavailable?: string;
+  /** A push webhook secret is configured: pushes are compared at once, not only every few minutes. */
+  webhook?: boolean;
   last?: SyncAttempt;
   /** Why the last comparison did not sync, when it found something out of sync. */
   waiting?: string;
@@ -94,8 +96,13 @@ export class GitAutoSync {
     await this.load();
     const policy = await this.policy();
     const unavailable = this.o.target() ? undefined : (this.o.unavailable?.() ?? 'no sync target here');
+    const webhook = await this.o.gitops.then(
+      (g) => g.config.webhook !== undefined,
+      () => false,
+    );
     return {
       ...(policy ? { policy } : {}),
+      ...(webhook ? { webhook } : {}),
       ...(unavailable ? { unavailable } : {}),
       ...(this.last ? { last: this.last } : {}),
       ...(this.waiting ? { waiting: this.waiting } : {}),

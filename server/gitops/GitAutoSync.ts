@@ -186,7 +186,16 @@ export class GitAutoSync {
         error: `reading ${short} failed: ${(e as Error).message}`,
       });
     }
-    const errors = (await target.errors(files)).filter((d) => d.severity === 'error');
+    let errors: Diagnostic[];
+    try {
+      errors = (await target.errors(files)).filter((d) => d.severity === 'error');
+    } catch (e) {
+      return this.finish({
+        ...base,
+        result: 'failed',
+        error: `checking ${short} failed: ${(e as Error).message}`,
+      });
+    }
     if (errors.length > 0) {
       return this.finish({
         ...base,
@@ -195,7 +204,12 @@ export class GitAutoSync {
         diagnostics: errors.slice(0, 20).map(diagnosticLine),
       });
     }
-    const r = await target.apply(files, { prune, actor, commit, trigger });
+    const r = await target.apply(files, { prune, actor, commit, trigger }).catch((e: unknown) => ({
+      applied: [] as string[],
+      deleted: [] as string[],
+      error: `syncing ${short} failed: ${(e as Error).message}`,
+      historyId: undefined,
+    }));
     if (r.error === BUSY) return undefined;
     return this.finish({
       ...base,

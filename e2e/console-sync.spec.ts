@@ -126,6 +126,9 @@ test('Sync now: a commit with an error is held and nothing changes; the fixed on
     );
     await expect(panel.getByTestId('git-sync-diagnostics')).toContainText('worker-svx');
     expect(await gatewayPort(page)).toBe(portBefore);
+    // The toolbar says so too, while the dialog is open and after.
+    await expect(page.getByTestId('live-sync')).toHaveText(/^Git: [0-9a-f]{7} held$/);
+    await expect(page.getByTestId('live-sync')).toHaveClass(/sync-chip--error/);
     await page.screenshot({ path: `${SHOTS}/console-git-sync-held.png` });
 
     // The gateway's UDP port (the first `udp:` of Example 1) to 9005, whatever main had.

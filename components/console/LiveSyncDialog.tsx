@@ -55,15 +55,22 @@ export function LiveSyncChip(p: { onOpen(): void }) {
   const s = q.data;
   const n = s ? outOfSync(s) : 0;
   if (!q.isError && n === 0) return null;
-  const label = q.isError ? 'Git: not compared' : `Git: ${n} out of sync`;
+  // The tip's sync held (errors) or failed: what runs stays behind Git until someone fixes the commit.
+  const last = s?.sync?.last;
+  const stuck = last && last.commit === s?.commit && last.result !== 'synced' ? last : undefined;
+  const label = q.isError
+    ? 'Git: not compared'
+    : stuck
+      ? `Git: ${stuck.commit.slice(0, 7)} ${stuck.result === 'held' ? 'held' : 'sync failed'}`
+      : `Git: ${n} out of sync`;
   const title = q.isError
     ? `Could not compare what runs with Git: ${errorMessage(q.error)}`
-    : `What runs against ${s!.baseBranch} @ ${s!.commit.slice(0, 7)}${s!.fetchError ? ' (the fetch failed: the last known tip)' : ''}: ` +
+    : `${stuck?.error ? `${stuck.error}. ` : ''}What runs against ${s!.baseBranch} @ ${s!.commit.slice(0, 7)}${s!.fetchError ? ' (the fetch failed: the last known tip)' : ''}: ` +
       `${s!.counts.synced} in sync, ${s!.counts.modified} differ, ${s!.counts.missing} not running, ${s!.counts.extra} not in Git`;
   return (
     <button
       type="button"
-      className={`sync-chip sync-chip--${q.isError ? 'error' : 'drift'}`}
+      className={`sync-chip sync-chip--${q.isError || stuck ? 'error' : 'drift'}`}
       onClick={p.onOpen}
       title={title}
       data-testid="live-sync"

@@ -228,18 +228,24 @@ describe('sync from Git on the local mesh (real git, real l7mp)', () => {
     expect(await last()).toMatchObject({ result: 'held' });
 
     const session = auth.login(TOKEN)!;
-    const res = await postSync(
-      new Request(url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          cookie: `meshdeck_session=${session.id}`,
-          [CSRF_HEADER]: session.csrfToken,
-          origin: 'http://127.0.0.1:3100',
-        },
-        body: '{}',
-      }),
-    );
+    const signedIn = (body: string) =>
+      postSync(
+        new Request(url, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            cookie: `meshdeck_session=${session.id}`,
+            [CSRF_HEADER]: session.csrfToken,
+            origin: 'http://127.0.0.1:3100',
+          },
+          body,
+        }),
+      );
+    const bad = await signedIn('{"prune": "yes"}');
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ error: 'invalid request', fields: [{ path: 'prune' }] });
+    expect(await last()).toMatchObject({ result: 'held' });
+    const res = await signedIn('{}');
     const body = (await res.json()) as { attempt: SyncAttempt; status: { counts: Record<string, number> } };
     expect(res.status, JSON.stringify(body)).toBe(200);
     expect(body.attempt).toMatchObject({

@@ -1,4 +1,5 @@
 import { getConsoleContext } from '@/server/console/consoleContext';
+import { zodFieldErrors } from '@/server/console/DraftStore';
 import { readMeshDirContent } from '@/server/console/meshDirFiles';
 import { z } from 'zod';
 import {
@@ -62,9 +63,10 @@ const SyncNowBody = z.strictObject({
 });
 
 /**
- * Sync now: writes the base branch's tip to what runs (the local mesh), whatever the automated sync
- * policy says, after the same checks as Apply: `{attempt, status}`, the attempt `held` with the commit's
- * errors when it has any (nothing written). 409 while another apply runs or where this server cannot sync.
+ * Sync now: writes the base branch's tip to what runs (the local mesh, or the cluster as the signed-in
+ * user), whatever the automated sync policy says, after the same checks as Apply: `{attempt, status}`,
+ * the attempt `held` with the commit's errors when it has any (nothing written). 400 for a bad body, 409
+ * while another apply runs or where this server cannot sync.
  */
 export async function POST(req: Request): Promise<Response> {
   return gitopsMutation(req, async (s, body, _draftId, actor) => {
@@ -73,13 +75,7 @@ export async function POST(req: Request): Promise<Response> {
       return {
         ok: false,
         status: 400,
-        body: {
-          error: 'invalid request',
-          fields: parsed.error.issues.map((i) => ({
-            path: i.path.join('.') || '(body)',
-            message: i.message,
-          })),
-        },
+        body: { error: 'invalid request', fields: zodFieldErrors(parsed.error) },
       };
     const ctx = getConsoleContext();
     if (!ctx?.gitAutoSync)

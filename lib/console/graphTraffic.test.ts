@@ -60,15 +60,18 @@ function canaryLive(draft: DraftDoc, raw: unknown[]): MeshLiveState {
 
 const canary = exampleDraft('canary');
 
+/** Four flows through the canary gateway: three to echo-v1's two endpoints, one to echo-v2's. */
+const fourFlows = () => [
+  udpSession(9001, '127.0.0.51'),
+  udpSession(9002, '127.0.0.52'),
+  udpSession(9003, '127.0.0.51'),
+  udpSession(9004, '127.0.0.61'),
+];
+
 describe('graphTraffic', () => {
   it("places the canary's sessions on its path, and each on the split entry whose Service has its endpoint", () => {
     const { graph } = compileDraft(canary);
-    const live = canaryLive(canary, [
-      udpSession(9001, '127.0.0.51'),
-      udpSession(9002, '127.0.0.52'),
-      udpSession(9003, '127.0.0.51'),
-      udpSession(9004, '127.0.0.61'),
-    ]);
+    const live = canaryLive(canary, fourFlows());
     const t = graphTraffic(graph, live);
     expect(t.nodes).toEqual({
       'VirtualService/default/gateway': 4,
@@ -197,12 +200,7 @@ describe('graphTraffic', () => {
 
   it('in a grouped view: sessions per collapsed group and per edge a group stands in for, each session once', () => {
     const { graph } = compileDraft(canary);
-    const live = canaryLive(canary, [
-      udpSession(9001, '127.0.0.51'),
-      udpSession(9002, '127.0.0.52'),
-      udpSession(9003, '127.0.0.51'),
-      udpSession(9004, '127.0.0.61'),
-    ]);
+    const live = canaryLive(canary, fourFlows());
     const t = graphTraffic(graph, live);
     // Each backend's VirtualService and Service folded into a group; the rest shown as themselves.
     const groupOf: Record<string, string> = {

@@ -70,6 +70,19 @@ export const ApplySummary = z.strictObject({
   overwrote: z.array(z.string()).optional(),
   /** A sync from Git (lib/gitops/autoSync.ts): the base branch's commit written, and why. */
   git: z.strictObject({ commit: z.string(), trigger: SyncTrigger }).optional(),
+  /**
+   * A step of a progressive rollout (lib/rollout/rollout.ts), or its rollback: which rollout, the step's
+   * index in its steps (absent for the rollback) and the canary's share it set, in percent.
+   */
+  rollout: z
+    .strictObject({
+      id: z.string(),
+      step: z.number().int().nonnegative().optional(),
+      of: z.number().int().positive(),
+      percent: z.number(),
+      action: z.enum(['step', 'rollback']),
+    })
+    .optional(),
 });
 export type ApplySummary = z.infer<typeof ApplySummary>;
 

@@ -143,6 +143,19 @@ export const ALERT_GROUPS: readonly RuleGroup[] = [
     ],
   },
   {
+    name: 'meshdeck-rollouts',
+    rules: [
+      {
+        alert: 'MeshdeckRolloutRolledBack',
+        expr: 'sum by (result) (increase(meshdeck_rollouts_total{result=~"rolled-back|failed"}[1h])) > 0',
+        severity: 'warning',
+        summary: 'A progressive rollout was {{ $labels.result }}',
+        description:
+          "A progressive rollout ended {{ $labels.result }} in the last hour: rolled-back = a step failed its analysis (the probes or the webhook) or could not be applied, and the split went back to its weights before the rollout; failed = that rollback failed too, and the split is left where the failed step put it. The console's rollout panel shows each step's analysis and why; the apply history has every step as a diff.",
+      },
+    ],
+  },
+  {
     name: 'meshdeck-kubernetes',
     rules: [
       {

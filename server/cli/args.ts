@@ -1,3 +1,4 @@
+import type { RolloutSpecInput } from '@/lib/rollout/rollout';
 import { consoleTokenProblem } from '../console/consoleAuth';
 import { CliError } from './cliError';
 
@@ -51,7 +52,20 @@ export type CliCommand =
       count: number;
       /** The console token (--token); else $MESHDECK_CONSOLE_TOKEN or the running console's runtime file. */
       token?: string;
-    };
+    }
+  | RolloutCommand;
+
+/** `meshdeck rollout ...`: a progressive rollout on a running console (lib/rollout/rollout.ts). */
+export type RolloutCommand = {
+  command: 'rollout';
+  url: string;
+  token?: string;
+  /** Follow the rollout until it ends (start and the actions). */
+  wait: boolean;
+} & (
+  | { action: 'start'; spec: RolloutSpecInput }
+  | { action: 'status' | 'pause' | 'resume' | 'abort' | 'promote'; id?: string }
+);
 
 /** `serve --kubeconfig` and the flags that go with it. */
 export interface KubeServeFlags {
@@ -95,6 +109,9 @@ export const USAGE = `Usage:
                  [--webhook-listen [HOST:]PORT [--webhook-config NAME] [--webhook-names N1,N2]]
   meshdeck xds serve DIR [--listen [HOST:]PORT] (--insecure | --tls-dir PATH) [--metrics-listen [HOST:]PORT]
   meshdeck probe LISTENER [--payload TEXT] [--from ADDR[:PORT]] [--proxy POD] [--label k=v] [--count N] [--url URL] [--token T]
+  meshdeck rollout start [NS/]TARGET --canary NAME --steps P1,P2,... [--pause S] [--probe LISTENER [--probe-count N]
+                   [--probe-from ADDR] [--min-success PCT] [--max-p99 MS]] [--webhook URL] [--on-failure rollback|pause] [--wait] [--url URL] [--token T]
+  meshdeck rollout status|pause|resume|abort|promote [ID] [--wait] [--url URL] [--token T]
   meshdeck help | --version
 `;
 
@@ -214,6 +231,25 @@ Usage:
                    'meshdeck serve' on that port, read from its runtime file in the state dir)
       Exit status: 1 if no reply came back.
 
+  meshdeck rollout start [NS/]TARGET --canary NAME --steps P1,P2,... [options] [--wait]
+      Ask a running console (--url, default http://127.0.0.1:3000) to roll the canary out on the
+      Target's split step by step: after each step (the canary's share in percent) is applied and has
+      run --pause seconds (default 30), the probes and the webhook judge it; a failed step rolls the
+      split back to its weights before the rollout (or pauses it: --on-failure pause).
+      --probe LISTENER   send --probe-count (default 20) probes through LISTENER after each step;
+                         at least --min-success percent (default 95) must answer, and their p99
+                         latency must stay under --max-p99 ms when given (local mesh only);
+                         --probe-from ADDR sets their client address (default 127.0.0.100)
+      --webhook URL      POST each step's state there; anything but a 2xx answer fails the step
+      --wait             follow the rollout and print each step as it is judged
+  meshdeck rollout status [ID]
+      Print the rollout ID (default: the running one, else the newest) and its steps.
+  meshdeck rollout pause|resume|abort|promote [ID]
+      Pause the running rollout, resume it (its step runs and is judged again), abort it (its split
+      goes back to the weights before it) or promote it (its last step at once, unjudged).
+      Exit status with --wait (and of status): 0 when the rollout succeeded (or runs), 1 when it was
+      rolled back, aborted, failed or is paused.
+
   meshdeck help | --help | -h       show this help
   meshdeck --version | -V           show the version
 
@@ -267,6 +303,21 @@ const FLAGS = {
   },
   xds: { listen: true, insecure: false, 'tls-dir': true, 'metrics-listen': true },
   probe: { payload: true, from: true, proxy: true, label: true, count: true, url: true, token: true },
+  rollout: {
+    canary: true,
+    steps: true,
+    pause: true,
+    probe: true,
+    'probe-count': true,
+    'min-success': true,
+    'max-p99': true,
+    'probe-from': true,
+    webhook: true,
+    'on-failure': true,
+    wait: false,
+    url: true,
+    token: true,
+  },
 } as const satisfies Record<string, Record<string, boolean>>;
 
 /** Parses `argv` (without node and the script); throws UsageError with a message fit to print. */
@@ -281,12 +332,13 @@ export function parseArgs(argv: readonly string[]): CliCommand {
     first !== 'render' &&
     first !== 'serve' &&
     first !== 'xds' &&
-    first !== 'probe'
+    first !== 'probe' &&
+    first !== 'rollout'
   ) {
     throw new UsageError(
       first.startsWith('-')
         ? `unknown option ${first}`
-        : `unknown command "${first}" (commands: check, diff, render, serve, xds, probe)`,
+        : `unknown command "${first}" (commands: check, diff, render, serve, xds, probe, rollout)`,
     );
   }
   const { positionals, flags, help, repeated } = splitArgs(first, rest);
@@ -294,6 +346,7 @@ export function parseArgs(argv: readonly string[]): CliCommand {
   if (first === 'serve') return parseServe(positionals, flags);
   if (first === 'xds') return parseXds(positionals, flags);
   if (first === 'probe') return parseProbe(positionals, flags, repeated);
+  if (first === 'rollout') return parseRollout(positionals, flags);
   if (first === 'diff') {
     const [base, head, ...more] = positionals;
     if (base === undefined || head === undefined)
@@ -545,6 +598,102 @@ function parseProbe(
     count,
     ...tokenFlag('probe', flags),
   };
+}
+
+const ROLLOUT_ACTIONS = ['start', 'status', 'pause', 'resume', 'abort', 'promote'] as const;
+/** Flags only `rollout start` takes. */
+const START_FLAGS = [
+  'canary',
+  'steps',
+  'pause',
+  'probe',
+  'probe-count',
+  'min-success',
+  'max-p99',
+  'webhook',
+  'on-failure',
+];
+
+function parseRollout(positionals: string[], flags: Map<string, string>): CliCommand {
+  const [action, arg, ...extra] = positionals;
+  if (action === undefined || !(ROLLOUT_ACTIONS as readonly string[]).includes(action))
+    throw new UsageError(`rollout: needs an action (${ROLLOUT_ACTIONS.join(', ')})`);
+  if (extra.length > 0) throw new UsageError(`rollout: unexpected argument "${extra[0]}"`);
+  const common = {
+    command: 'rollout' as const,
+    url: flags.get('url') ?? 'http://127.0.0.1:3000',
+    wait: flags.has('wait'),
+    ...tokenFlag('rollout', flags),
+  };
+  if (action !== 'start') {
+    const given = START_FLAGS.find((f) => flags.has(f));
+    if (given) throw new UsageError(`rollout ${action}: --${given} is for rollout start`);
+    return {
+      ...common,
+      action: action as Exclude<(typeof ROLLOUT_ACTIONS)[number], 'start'>,
+      ...(arg ? { id: arg } : {}),
+    };
+  }
+  if (arg === undefined)
+    throw new UsageError('rollout start: missing TARGET (a Target name or namespace/name)');
+  const [namespace, name] = arg.includes('/') ? arg.split('/', 2) : ['default', arg];
+  const canary = flags.get('canary');
+  if (!canary) throw new UsageError('rollout start: --canary is required (the split entry to roll out)');
+  const stepsText = flags.get('steps');
+  if (!stepsText) throw new UsageError('rollout start: --steps is required, e.g. --steps 10,25,50,100');
+  const steps = stepsText.split(',').map((p) => p.trim().replace(/%$/, ''));
+  if (steps.some((p) => !/^\d+$/.test(p)))
+    throw new UsageError(
+      `rollout start: --steps must be whole percentages separated by commas, not "${stepsText}"`,
+    );
+  const num = (flag: string): number | undefined => {
+    const v = flags.get(flag);
+    if (v === undefined) return undefined;
+    const n = Number(v);
+    if (v.trim() === '' || !Number.isFinite(n))
+      throw new UsageError(`rollout start: --${flag} must be a number, not "${v}"`);
+    return n;
+  };
+  const probe = flags.get('probe');
+  for (const f of ['probe-count', 'probe-from', 'min-success', 'max-p99'])
+    if (flags.has(f) && !probe) throw new UsageError(`rollout start: --${f} needs --probe LISTENER`);
+  const onFailure = flags.get('on-failure');
+  if (onFailure !== undefined && onFailure !== 'rollback' && onFailure !== 'pause')
+    throw new UsageError(`rollout start: --on-failure must be rollback or pause, not "${onFailure}"`);
+  const webhook = flags.get('webhook');
+  const fromText = flags.get('probe-from');
+  const fromMatch = fromText === undefined ? undefined : /^([^:]+)(?::(\d+))?$/.exec(fromText);
+  if (fromText !== undefined && !fromMatch)
+    throw new UsageError(`rollout start: --probe-from must be ADDR or ADDR:PORT, not "${fromText}"`);
+  const from = fromMatch
+    ? { address: fromMatch[1]!, ...(fromMatch[2] ? { port: Number(fromMatch[2]) } : {}) }
+    : undefined;
+  const pauseS = num('pause');
+  const count = num('probe-count');
+  const minSuccessPercent = num('min-success');
+  const maxP99Ms = num('max-p99');
+  const spec: RolloutSpecInput = {
+    target: { namespace: namespace!, name: name! },
+    canary,
+    steps: steps.map(Number),
+    ...(pauseS !== undefined ? { pauseS } : {}),
+    analysis: {
+      ...(probe
+        ? {
+            probe: {
+              listener: probe,
+              ...(count !== undefined ? { count } : {}),
+              ...(minSuccessPercent !== undefined ? { minSuccessPercent } : {}),
+              ...(maxP99Ms !== undefined ? { maxP99Ms } : {}),
+              ...(from ? { from } : {}),
+            },
+          }
+        : {}),
+      ...(webhook ? { webhook: { url: webhook } } : {}),
+    },
+    ...(onFailure ? { onFailure: onFailure as 'rollback' | 'pause' } : {}),
+  };
+  return { ...common, action: 'start', spec };
 }
 
 /** `--token T` when given, checked so that it fits in the console URL. */

@@ -32,6 +32,8 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
         return await (await import('./runXds')).runXds(cmd, io);
       case 'probe':
         return await (await import('./runProbe')).runProbe(cmd, io);
+      case 'rollout':
+        return await (await import('./runRollout')).runRollout(cmd, io);
     }
   } catch (e) {
     if (e instanceof UsageError) {

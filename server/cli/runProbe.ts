@@ -1,79 +1,35 @@
-import { CONSOLE_TOKEN_ENV, CSRF_HEADER } from '../console/consoleAuth';
-import { findConsoleToken } from '../console/serveConsole';
-import { localMeshStateDir } from '../controlPlane/localMeshPaths';
 import type { ProbeResult } from '../controlPlane/probe';
 import type { CliCommand } from './args';
 import { CliError, ExitCode } from './cliError';
 import type { CliIo } from './cliIo';
+import {
+  closeConsoleSession,
+  type ConsoleSession,
+  localConsoleUrl,
+  openConsoleSession,
+  sessionHeaders,
+  unreachable,
+} from './consoleSession';
 
 /**
  * `meshdeck probe LISTENER`: asks a running console to send a message through a listener of its
  * local mesh, and prints the echo, the path and the latency (one line per message with --count).
  */
 export async function runProbe(cmd: Extract<CliCommand, { command: 'probe' }>, io: CliIo): Promise<number> {
-  const url = new URL('/api/probe', cmd.url);
-  if (!/^(127\.|localhost$|\[::1\]$)/.test(url.hostname))
-    throw new CliError(`probe: ${cmd.url} is not on this host`);
-  const session = await signIn(url, cmd);
+  const url = localConsoleUrl('probe', cmd.url, '/api/probe');
+  const session = await openConsoleSession('probe', url, cmd.token);
   try {
     return await probeAll(url, cmd, io, session);
   } finally {
-    // Sessions are few (the least recently used is dropped): a script's probes must not sign the browser out.
-    await fetch(new URL('/api/session', url), {
-      method: 'DELETE',
-      headers: { cookie: session.cookie, origin: url.origin },
-      signal: AbortSignal.timeout(5000),
-    }).catch(() => undefined);
+    await closeConsoleSession(url, session);
   }
-}
-
-interface ProbeSession {
-  cookie: string;
-  csrfToken: string;
-}
-
-/**
- * Opens a console session, as the browser does, with the console token: --token, else
- * $MESHDECK_CONSOLE_TOKEN, else the runtime file `meshdeck serve` keeps for that port on this machine.
- */
-async function signIn(url: URL, cmd: Extract<CliCommand, { command: 'probe' }>): Promise<ProbeSession> {
-  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
-  const token =
-    cmd.token ?? (process.env[CONSOLE_TOKEN_ENV] || (await findConsoleToken(localMeshStateDir(), port)));
-  if (!token)
-    throw new CliError(
-      `probe: no console token for ${url.origin}: pass --token (the token= part of the URL meshdeck serve printed) or set ${CONSOLE_TOKEN_ENV}`,
-      ExitCode.usage,
-    );
-  let res: Response;
-  try {
-    res = await fetch(new URL('/api/session', url), {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', origin: url.origin },
-      body: JSON.stringify({ token }),
-      signal: AbortSignal.timeout(15000),
-    });
-  } catch (e) {
-    throw new CliError(
-      `probe: cannot reach the console at ${cmd.url} (${(e as Error).message}); is meshdeck serve running?`,
-      ExitCode.usage,
-    );
-  }
-  const body = (await res.json().catch(() => ({}))) as { csrfToken?: string; error?: string };
-  const cookie = res.headers.getSetCookie().find((c) => c.startsWith('meshdeck_session='));
-  if (!res.ok || !body.csrfToken || !cookie)
-    throw new CliError(
-      `probe: signing in to ${url.origin} failed: ${body.error ?? `HTTP ${res.status}`}`,
-      ExitCode.usage,
-    );
-  return { cookie: cookie.split(';')[0]!, csrfToken: body.csrfToken };
 }
 
 async function probeAll(
   url: URL,
   cmd: Extract<CliCommand, { command: 'probe' }>,
   io: CliIo,
-  session: ProbeSession,
+  session: ConsoleSession,
 ): Promise<number> {
   let failures = 0;
   for (let i = 0; i < cmd.count; i++) {
@@ -82,12 +38,7 @@ async function probeAll(
     try {
       res = await fetch(url, {
         method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          origin: url.origin,
-          cookie: session.cookie,
-          [CSRF_HEADER]: session.csrfToken,
-        },
+        headers: sessionHeaders(url, session),
         body: JSON.stringify({
           listener: cmd.listener,
           payload,
@@ -98,10 +49,7 @@ async function probeAll(
         signal: AbortSignal.timeout(15000),
       });
     } catch (e) {
-      throw new CliError(
-        `probe: cannot reach the console at ${cmd.url} (${(e as Error).message}); is meshdeck serve running?`,
-        ExitCode.usage,
-      );
+      throw unreachable('probe', cmd.url, e);
     }
     const body = (await res.json().catch(() => ({}))) as Partial<ProbeResult> & { error?: string };
     if (!res.ok) throw new CliError(`probe: ${body.error ?? `HTTP ${res.status}`}`, ExitCode.usage);

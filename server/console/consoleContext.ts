@@ -1,6 +1,7 @@
 import type { GitOpsService } from '../gitops/GitOpsService';
 import type { GitAutoSync } from '../gitops/GitAutoSync';
 import type { GitSyncWatcher } from '../gitops/GitSyncWatcher';
+import type { RolloutRunner } from '../rollout/RolloutRunner';
 import type { ApplyHistory } from './ApplyHistory';
 import type { DraftLayouts } from './DraftLayouts';
 import type { DraftRegistry } from './DraftRegistry';
@@ -21,6 +22,8 @@ export interface ConsoleContext {
   gitSync?: GitSyncWatcher;
   /** Sync from Git (the repository's autoSync policy, and Sync now: POST /api/gitops/sync). */
   gitAutoSync?: GitAutoSync;
+  /** Progressive rollouts (GET/POST /api/rollouts); absent where they cannot run (Kubernetes mode). */
+  rollouts?: RolloutRunner;
 }
 
 const slot = processSlot<ConsoleContext>('console');

@@ -67,23 +67,30 @@ describe('gitSyncEveryMs', () => {
   });
 });
 
+/** A console on 127.0.0.1:`port` with its state in the test's folder. */
+const options = (port: number, localMesh: boolean) => ({
+  meshDir: path.join(tmp, 'mesh'),
+  host: '127.0.0.1',
+  port,
+  token: 'serve-test-token',
+  stateDir: tmp,
+  examplesDir: path.join(tmp, 'examples'),
+  localMesh,
+});
+
 describe('serveConsole', () => {
   it('installs sign-in and the draft, writes a 0600 runtime file for meshdeck probe, and removes it all on dispose', async () => {
-    const served = await serveConsole({
-      meshDir: path.join(tmp, 'mesh'),
-      host: '127.0.0.1',
-      port: 3999,
-      token: 'serve-test-token',
-      stateDir: tmp,
-      examplesDir: path.join(tmp, 'examples'),
-      localMesh: true,
-    });
+    const served = await serveConsole(options(3999, true));
     try {
       expect(served.url).toBe('http://127.0.0.1:3999/?token=serve-test-token');
       expect(getConsoleAuth()!.login('serve-test-token')).toBeDefined();
       expect(getConsoleAuth()!.login('other-token')).toBeUndefined();
       expect(getConsoleContext()!.drafts.meshDir).toBe(path.join(tmp, 'mesh'));
       expect(getConsoleContext()!.layouts).toBeDefined();
+      // Rollouts run on the local mesh, once its control plane runs in this process (not in this test).
+      expect(getConsoleContext()!.rollouts?.unavailable()).toBe(
+        'the local mesh is not running in this process',
+      );
       const file = runtimeFile(tmp, 3999);
       expect((await stat(file)).mode & 0o777).toBe(0o600);
       expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({
@@ -99,6 +106,16 @@ describe('serveConsole', () => {
     expect(getConsoleAuth()).toBeUndefined();
     expect(getConsoleContext()).toBeUndefined();
     expect(await findConsoleToken(tmp, 3999)).toBeUndefined();
+  });
+
+  it('has no rollouts where the console does not serve the local mesh', async () => {
+    const served = await serveConsole(options(3996, false));
+    try {
+      expect(getConsoleContext()!.drafts).toBeDefined();
+      expect(getConsoleContext()!.rollouts).toBeUndefined();
+    } finally {
+      await served.dispose();
+    }
   });
 
   it('a runtime file left by a server that is gone is ignored', async () => {

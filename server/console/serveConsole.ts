@@ -19,11 +19,14 @@ import { GitSyncWatcher } from '../gitops/GitSyncWatcher';
 import { localMeshSyncTarget } from '../gitops/localMeshSyncTarget';
 import { gitopsDir, sourceLocation } from '../gitops/repositoryConfig';
 import { getControlPlane } from '../controlPlane/registry';
+import { localMeshRolloutTarget } from '../rollout/localMeshRolloutTarget';
+import { RolloutRunner } from '../rollout/RolloutRunner';
 import { getMeshMetrics } from '../metrics/metricsRegistry';
 import { getClusterContext } from '../kube/clusterContext';
 import { setConsoleContext } from './consoleContext';
 import { DraftLayouts } from './DraftLayouts';
 import { DraftRegistry } from './DraftRegistry';
+import type { DraftStore } from './DraftStore';
 import { writeFileAtomic } from './meshDirFiles';
 import { setOidcSignIn, type OidcSignIn } from './oidc';
 import { urlHost } from '@/lib/util/urlHost';
@@ -70,6 +73,10 @@ export function gitSyncEveryMs(env: Readonly<Record<string, string | undefined>>
   const n = v === undefined || v.trim() === '' ? NaN : Number(v);
   return Number.isFinite(n) && n >= 0 ? Math.round(n * 1000) : 180_000;
 }
+
+/** Why no rollout starts while sync from Git self-heals: each step would be taken back as drift. */
+export const SELF_HEAL_CONFLICT =
+  "sync from Git runs with selfHeal: it would take every step of a rollout back as drift. Turn selfHeal off in the repository's autoSync, or change the split in Git";
 
 /** Where `meshdeck serve` on `port` keeps its runtime file. */
 export function runtimeFile(stateDir: string, port: number): string {
@@ -188,6 +195,18 @@ export async function serveConsole(o: ServeConsoleOptions): Promise<ServedConsol
         })
       : undefined;
   gitSync?.start();
+  // The local mesh only: a cluster's rollouts would need a target of their own (not yet).
+  const rollouts =
+    o.localMesh && !o.sync
+      ? localMeshRollouts({
+          drafts: drafts.main,
+          history: applies,
+          gitAutoSync,
+          stateDir: o.stateDir,
+          ...(o.logger ? { logger: o.logger } : {}),
+        })
+      : undefined;
+  await rollouts?.load();
   setConsoleContext({
     drafts,
     examplesDir: o.examplesDir,
@@ -196,6 +215,7 @@ export async function serveConsole(o: ServeConsoleOptions): Promise<ServedConsol
     ...(layouts ? { layouts } : {}),
     ...(gitSync ? { gitSync } : {}),
     gitAutoSync,
+    ...(rollouts ? { rollouts } : {}),
   });
   const url = consoleUrl(wildcard ? '127.0.0.1' : o.host, o.port, o.token);
   const file = runtimeFile(o.stateDir, o.port);
@@ -205,6 +225,7 @@ export async function serveConsole(o: ServeConsoleOptions): Promise<ServedConsol
     ...(gitSync ? { gitSync } : {}),
     dispose: async () => {
       await gitSync?.stop();
+      await rollouts?.stop();
       setConsoleAuth(undefined);
       setOidcSignIn(undefined);
       setConsoleContext(undefined);
@@ -215,6 +236,35 @@ export async function serveConsole(o: ServeConsoleOptions): Promise<ServedConsol
       await gitops.catch(() => undefined);
     },
   };
+}
+
+/**
+ * The progressive rollouts of the local mesh this process runs: steps written like Apply (the main draft's
+ * lock, the apply history), refused while sync from Git self-heals, counted in the metrics.
+ */
+export function localMeshRollouts(o: {
+  drafts: DraftStore;
+  history: ApplyHistory;
+  gitAutoSync: Pick<GitAutoSync, 'view'>;
+  stateDir: string;
+  logger?: Pick<Console, 'warn'>;
+}): RolloutRunner {
+  const warn = (m: string) => (o.logger ?? console).warn(m);
+  return new RolloutRunner({
+    target: localMeshRolloutTarget({
+      drafts: o.drafts,
+      controlPlane: () => getControlPlane(),
+      history: o.history,
+      logger: { warn },
+    }),
+    stateDir: o.stateDir,
+    conflict: async () => ((await o.gitAutoSync.view()).policy?.selfHeal ? SELF_HEAL_CONFLICT : undefined),
+    metrics: {
+      ended: (result) => getMeshMetrics()?.rolloutEnded(result),
+      analysed: (result) => getMeshMetrics()?.rolloutAnalysed(result),
+    },
+    logger: { info: (m) => console.log(m), warn },
+  });
 }
 
 /**

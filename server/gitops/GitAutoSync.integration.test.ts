@@ -13,9 +13,11 @@ import { POST as postSync } from '@/app/api/gitops/sync/route';
 import type { SyncAttempt } from '@/lib/gitops/autoSync';
 import type { L7mpConfig } from '@/lib/model/l7mp';
 import { ApplyHistory } from '../console/ApplyHistory';
-import { ConsoleAuth, CSRF_HEADER, setConsoleAuth } from '../console/consoleAuth';
+import { ConsoleAuth, setConsoleAuth } from '../console/consoleAuth';
 import { setConsoleContext } from '../console/consoleContext';
 import { DraftRegistry } from '../console/DraftRegistry';
+import { localMeshRollouts, SELF_HEAL_CONFLICT } from '../console/serveConsole';
+import { jsonPost } from '../console/testing/jsonPost';
 import { ControlPlane } from '../controlPlane/ControlPlane';
 import { setControlPlane } from '../controlPlane/registry';
 import { until } from '../kube/replicasTestKit';
@@ -54,6 +56,7 @@ describe('sync from Git on the local mesh (real git, real l7mp)', () => {
   let autoSync: GitAutoSync;
   let history: ApplyHistory;
   let auth: ConsoleAuth;
+  let drafts: DraftRegistry;
   const syncs: string[] = [];
 
   /** Edits a file of the base branch and commits it (a merged pull request); the new commit's id. */
@@ -84,7 +87,7 @@ describe('sync from Git on the local mesh (real git, real l7mp)', () => {
       () => cp.syncStates().length === 2 && cp.syncStates().every((s) => s.inSync),
       120000,
     );
-    const drafts = new DraftRegistry({ meshDir, stateDir, logger: { warn: () => {} } });
+    drafts = new DraftRegistry({ meshDir, stateDir, logger: { warn: () => {} } });
     const gitops = GitOpsService.start({ stateDir, examplesDir: path.join(REPO, 'examples'), drafts });
     history = new ApplyHistory({ dir: path.join(stateDir, 'console', 'applies'), logger: quiet });
     autoSync = new GitAutoSync({
@@ -213,6 +216,26 @@ describe('sync from Git on the local mesh (real git, real l7mp)', () => {
     expect(syncs.filter((s) => s.endsWith(':held'))).toHaveLength(1);
   });
 
+  it('refuses to start a progressive rollout while self-heal is on (it would take every step back)', async () => {
+    const rollouts = localMeshRollouts({
+      drafts: drafts.main,
+      history,
+      gitAutoSync: autoSync,
+      stateDir: path.join(tmp, 'state'),
+      logger: quiet,
+    });
+    try {
+      const spec = { target: { name: 'worker-split' }, canary: 'worker-svc', steps: [50] };
+      expect(await rollouts.start(spec, { user: 'ann', groups: [] })).toEqual({
+        status: 409,
+        error: SELF_HEAL_CONFLICT,
+      });
+      expect(rollouts.list()).toEqual([]);
+    } finally {
+      await rollouts.stop();
+    }
+  });
+
   it('Sync now (POST /api/gitops/sync) needs a session and syncs the fixed tip', async () => {
     const c = await commit(
       'mesh.yaml',
@@ -221,26 +244,12 @@ describe('sync from Git on the local mesh (real git, real l7mp)', () => {
       'fix the typo, gateway on 9004',
     );
     const url = 'http://127.0.0.1:3100/api/gitops/sync';
-    const anonymous = await postSync(
-      new Request(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }),
-    );
+    const anonymous = await postSync(jsonPost(url, '{}'));
     expect(anonymous.status).toBe(401);
     expect(await last()).toMatchObject({ result: 'held' });
 
     const session = auth.login(TOKEN)!;
-    const signedIn = (body: string) =>
-      postSync(
-        new Request(url, {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            cookie: `meshdeck_session=${session.id}`,
-            [CSRF_HEADER]: session.csrfToken,
-            origin: 'http://127.0.0.1:3100',
-          },
-          body,
-        }),
-      );
+    const signedIn = (body: string) => postSync(jsonPost(url, body, session));
     const bad = await signedIn('{"prune": "yes"}');
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ error: 'invalid request', fields: [{ path: 'prune' }] });

@@ -6,20 +6,11 @@
  * outside Git goes with it), and prune decides only for the files Git does not have (without it they
  * stay, and so do their objects). The layout file is written when Git has one and never deleted.
  */
-import path from 'node:path';
-import { realpath } from 'node:fs/promises';
-import type { ApplyRecord } from '@/lib/console/applyRecord';
 import { LAYOUT_FILE } from '@/lib/console/draftDoc';
 import type { ApplyHistory } from '../console/ApplyHistory';
-import {
-  type ApplyControlPlane,
-  appliedProxies,
-  draftDiagnostics,
-  reloadAndWait,
-  writeMeshDirFiles,
-} from '../console/applyDraft';
+import { type ApplyControlPlane, draftDiagnostics } from '../console/applyDraft';
+import { applyMeshDirChange } from '../console/applyMeshDirChange';
 import type { DraftStore } from '../console/DraftStore';
-import { meshDirDoc, parseLayout, readMeshDirContent, writeFileAtomic } from '../console/meshDirFiles';
 import { BUSY, type SyncTarget } from './GitAutoSync';
 
 export interface LocalMeshSyncTargetOptions {
@@ -43,57 +34,21 @@ export function localMeshSyncTarget(o: LocalMeshSyncTargetOptions): SyncTarget {
       try {
         const cp = o.controlPlane();
         if (!cp) return { applied: [], deleted: [], error: 'the local mesh is not running in this process' };
-        const meshDir = o.drafts.meshDir;
-        const disk = await readMeshDirContent(meshDir);
-        const done = { applied: [] as string[], deleted: [] as string[] };
-        const record = async (extra: Pick<ApplyRecord, 'error' | 'writeFailed' | 'proxies' | 'timedOut'>) => {
-          if (!o.history || done.applied.length + done.deleted.length === 0) return undefined;
-          try {
-            const now = await readMeshDirContent(meshDir);
-            const r = await o.history.record({
-              target: 'local-mesh',
-              at: new Date().toISOString(),
-              user: actor.user,
-              draft: 'git',
-              revision: 0,
-              applied: done.applied,
-              deleted: done.deleted,
-              git: { commit, trigger },
-              ...extra,
-              before: { files: disk.files, layout: parseLayout(disk.layoutText).layout },
-              after: meshDirDoc(now),
-            });
-            return r.id;
-          } catch (e) {
-            (o.logger ?? console).warn(
-              `meshdeck: the sync from Git was not recorded in the history: ${(e as Error).message}`,
-            );
-            return undefined;
-          }
-        };
-        try {
-          await writeMeshDirFiles(meshDir, disk.files, manifests(files), done, () => !prune);
-          const layout = files[LAYOUT_FILE];
-          if (layout !== undefined && layout !== disk.layoutText) {
-            await writeFileAtomic(path.join(await realpath(meshDir), LAYOUT_FILE), layout);
-            done.applied.push(LAYOUT_FILE);
-          }
-        } catch (e) {
-          const error = `writing the mesh directory failed: ${(e as Error).message}; the files listed were changed`;
-          const historyId = await record({ error, writeFailed: true });
-          return { ...done, error, ...(historyId !== undefined ? { historyId } : {}) };
-        }
-        if (done.applied.length + done.deleted.length === 0) return done;
-        const pushed = await reloadAndWait(cp, o.idleTimeoutMs ?? 20_000);
-        if ('error' in pushed) {
-          const historyId = await record({ error: pushed.error });
-          return { ...done, error: pushed.error, ...(historyId !== undefined ? { historyId } : {}) };
-        }
-        const historyId = await record({
-          proxies: appliedProxies(pushed.proxies),
-          ...(pushed.timedOut ? { timedOut: true } : {}),
+        const layout = files[LAYOUT_FILE];
+        return await applyMeshDirChange({
+          meshDir: o.drafts.meshDir,
+          controlPlane: cp,
+          ...(o.history ? { history: o.history } : {}),
+          idleTimeoutMs: o.idleTimeoutMs ?? 20_000,
+          ...(o.logger ? { logger: o.logger } : {}),
+          change: () => ({
+            files: manifests(files),
+            keep: () => !prune,
+            ...(layout !== undefined ? { layout } : {}),
+          }),
+          record: { user: actor.user, draft: 'git', revision: 0, git: { commit, trigger } },
+          what: 'the sync from Git',
         });
-        return { ...done, ...(historyId !== undefined ? { historyId } : {}) };
       } finally {
         release();
       }

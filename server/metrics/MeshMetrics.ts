@@ -71,6 +71,8 @@ export class MeshMetrics {
   private readonly reloadSeconds: Histogram;
   private readonly applies: Counter<'target' | 'result'>;
   private readonly gitSyncs: Counter<'trigger' | 'result'>;
+  private readonly rollouts: Counter<'result'>;
+  private readonly rolloutAnalyses: Counter<'result'>;
   private admissions: Counter<'kind' | 'operation' | 'result'> | undefined;
 
   /** The sink to give the ADS server (`new AdsServer({metrics})`). */
@@ -219,6 +221,18 @@ export class MeshMetrics {
       name: 'meshdeck_gitops_syncs_total',
       help: 'Syncs from Git (the base branch written to what runs), by trigger (new-commit, drift = self-heal, manual = Sync now) and result (synced; held = the commit has errors, nothing written; failed).',
       labelNames: ['trigger', 'result'],
+      registers,
+    });
+    this.rollouts = new Counter({
+      name: 'meshdeck_rollouts_total',
+      help: 'Progressive rollouts that ended, by result (succeeded; rolled-back = a step failed its analysis or its apply; aborted by a user; failed = the rollback itself failed).',
+      labelNames: ['result'],
+      registers,
+    });
+    this.rolloutAnalyses = new Counter({
+      name: 'meshdeck_rollout_analyses_total',
+      help: "Analyses of a progressive rollout's steps (probes through the mesh, a webhook), by result (passed, failed).",
+      labelNames: ['result'],
       registers,
     });
     this.gitSyncMetrics();
@@ -379,6 +393,16 @@ export class MeshMetrics {
   /** A sync from Git (server/gitops/GitAutoSync.ts): why it ran and how it ended. */
   gitSynced(trigger: 'new-commit' | 'drift' | 'manual', result: 'synced' | 'held' | 'failed'): void {
     this.gitSyncs.inc({ trigger, result });
+  }
+
+  /** A progressive rollout (server/rollout/RolloutRunner.ts) ended. */
+  rolloutEnded(result: 'succeeded' | 'rolled-back' | 'aborted' | 'failed'): void {
+    this.rollouts.inc({ result });
+  }
+
+  /** A step of a progressive rollout was judged. */
+  rolloutAnalysed(result: 'passed' | 'failed'): void {
+    this.rolloutAnalyses.inc({ result });
   }
 
   /** The exposition text and its content type, for `GET /metrics`. */

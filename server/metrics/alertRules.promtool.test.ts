@@ -184,6 +184,20 @@ const SCENARIOS: Scenario[] = [
     fires: [{ labels: { result: 'held' }, value: '1', summary: 'A sync from Git was held' }],
   },
   {
+    alert: 'MeshdeckRolloutRolledBack',
+    series: {
+      [`meshdeck_rollouts_total{result="rolled-back", ${I}}`]: '0x30 1x60',
+      [`meshdeck_rollouts_total{result="succeeded", ${I}}`]: '0+1x90',
+      [`meshdeck_rollouts_total{result="aborted", ${I}}`]: '0x10 1x80',
+    },
+    // An abort is a user's choice, not an alert; the rollback at 31m is.
+    quietAt: '29m',
+    firesAt: '75m',
+    fires: [
+      { labels: { result: 'rolled-back' }, value: '1', summary: 'A progressive rollout was rolled-back' },
+    ],
+  },
+  {
     alert: 'MeshdeckGitCompareFailing',
     series: { [`meshdeck_gitops_compare_ok{${I}}`]: '1x5 0x30' },
     quietAt: '15m',
@@ -381,6 +395,8 @@ describe("Meshdeck's series (real promtool check metrics)", () => {
       xds: () => undefined,
     });
     m.applied('cluster', 'applied');
+    m.rolloutEnded('rolled-back');
+    m.rolloutAnalysed('failed');
     m.admitted('warned', 'Route', 'CREATE');
     m.ads.sent('CDS');
     m.ads.replied('CDS', true, 12);

@@ -1,0 +1,126 @@
+/**
+ * One step of a progressive rollout judged (RolloutRunner.ts): `count` probes through a listener of the
+ * mesh, each a new flow, their answers counted per split entry; and/or the step POSTed to a webhook that
+ * must answer 2xx in time. Never throws: a probe or webhook that fails is a failed analysis, with why.
+ */
+import { performance } from 'node:perf_hooks';
+import {
+  judgeStep,
+  type ObjectRef,
+  type ProbeAnalysis,
+  type ProbeOutcome,
+  type RolloutProbe,
+  type RolloutSpec,
+  type RolloutState,
+  type StepAnalysis,
+  summariseProbes,
+  type WebhookAnalysis,
+} from '@/lib/rollout/rollout';
+import type { RolloutTarget } from './RolloutTarget';
+
+/** Probes sent at once: each has its own socket and source port, so each is a new flow. */
+const PROBE_BATCH = 50;
+
+/** Step `i` of `r` analysed as its spec says (probes and webhook at once) and judged. */
+export async function analyseStep(
+  target: RolloutTarget,
+  r: RolloutState,
+  i: number,
+  now: () => Date,
+): Promise<StepAnalysis> {
+  const { probe, webhook } = r.spec.analysis;
+  const [probes, hook] = await Promise.all([
+    probe ? runProbes(target, r.spec.target, probe) : undefined,
+    webhook ? callWebhook(r, i, webhook) : undefined,
+  ]);
+  return judgeStep(
+    r.spec.analysis,
+    { ...(probes ? { probe: probes } : {}), ...(hook ? { webhook: hook } : {}) },
+    now(),
+  );
+}
+
+/** `count` probes through the listener, at most 50 at once (one at a time from a fixed source port). */
+async function runProbes(
+  target: RolloutTarget,
+  ref: ObjectRef,
+  p: RolloutProbe,
+): Promise<ProbeAnalysis | undefined> {
+  if (!target.probe) return undefined;
+  const send = target.probe.bind(target);
+  const once = async (): Promise<ProbeOutcome> => {
+    try {
+      const res = await send({
+        listener: p.listener,
+        payload: p.payload,
+        timeoutMs: p.timeoutMs,
+        ...(p.proxy ? { proxy: p.proxy } : {}),
+        ...(p.from ? { from: p.from } : {}),
+      });
+      return {
+        ok: res.ok,
+        ...(res.reply !== undefined ? { reply: res.reply } : {}),
+        ...(res.latencyMs !== undefined ? { latencyMs: res.latencyMs } : {}),
+        ...(res.error !== undefined ? { error: res.error } : {}),
+      };
+    } catch (e) {
+      return { ok: false, error: (e as Error).message };
+    }
+  };
+  // Two sockets on one source port would take each other's echoes.
+  const batch = p.from?.port ? 1 : PROBE_BATCH;
+  const outcomes: ProbeOutcome[] = [];
+  for (let sent = 0; sent < p.count; sent += batch)
+    outcomes.push(...(await Promise.all(Array.from({ length: Math.min(batch, p.count - sent) }, once))));
+  const backendOf = target.backendOf
+    ? await target.backendOf(ref).catch(() => () => undefined)
+    : () => undefined;
+  return summariseProbes(outcomes, backendOf);
+}
+
+/** POSTs the step to the webhook: ok iff it answers 2xx in time (a redirect is not followed). */
+async function callWebhook(
+  r: RolloutState,
+  i: number,
+  hook: NonNullable<RolloutSpec['analysis']['webhook']>,
+): Promise<WebhookAnalysis> {
+  const started = performance.now();
+  const ms = () => Math.round((performance.now() - started) * 10) / 10;
+  const url = new URL(hook.url);
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  // fetch refuses a URL with credentials (and would name it in its error): sent as Basic auth instead.
+  if (url.username || url.password) {
+    const basic = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+    headers.authorization = `Basic ${Buffer.from(basic).toString('base64')}`;
+    url.username = '';
+    url.password = '';
+  }
+  const body = JSON.stringify({
+    rollout: r.id,
+    target: r.spec.target,
+    canary: r.spec.canary,
+    step: i,
+    of: r.spec.steps.length,
+    percent: r.spec.steps[i],
+    entries: r.entries,
+    weights: r.steps[i]?.weights ?? r.weights,
+  });
+  try {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers,
+      body,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(hook.timeoutMs),
+    });
+    await res.body?.cancel().catch(() => undefined);
+    return { ok: res.status >= 200 && res.status < 300, status: res.status, ms: ms() };
+  } catch (e) {
+    const err = e as Error & { cause?: { code?: string; message?: string } };
+    const error =
+      err.name === 'TimeoutError'
+        ? `no answer within ${hook.timeoutMs} ms`
+        : (err.cause?.code ?? err.cause?.message ?? err.message);
+    return { ok: false, error, ms: ms() };
+  }
+}

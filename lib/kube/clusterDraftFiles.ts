@@ -13,6 +13,9 @@ const CLUSTER_KINDS = ['Service', 'Pod', 'EndpointSlice'] as const satisfies rea
 /** Each namespace's file of Services, Pods and EndpointSlices (what the console never applies). */
 export const CLUSTER_FILE = 'cluster.yaml';
 
+/** Each namespace's file of mesh resources (a rollout reads its Target's split there alone). */
+export const MESH_FILE = 'mesh.yaml';
+
 /** The header of each namespace's `cluster.yaml`: why editing it does not change the cluster. */
 export const CLUSTER_FILE_HEADER =
   '# Read from the cluster: Services, Pods and EndpointSlices, as the engine sees them. The console\n' +
@@ -45,7 +48,7 @@ export function clusterDraftFiles(objects: Partial<KubeObjects>): Record<string,
   const files: Record<string, string> = {};
   for (const ns of [...byNs.keys()].sort(compare)) {
     const { mesh, cluster } = byNs.get(ns)!;
-    if (mesh.length > 0) files[`${ns}/mesh.yaml`] = MESH_FILE_HEADER + mesh.join('---\n');
+    if (mesh.length > 0) files[`${ns}/${MESH_FILE}`] = MESH_FILE_HEADER + mesh.join('---\n');
     if (cluster.length > 0) files[`${ns}/${CLUSTER_FILE}`] = CLUSTER_FILE_HEADER + cluster.join('---\n');
   }
   return files;

@@ -239,7 +239,8 @@ Usage:
       --probe LISTENER   send --probe-count (default 20) probes through LISTENER after each step;
                          at least --min-success percent (default 95) must answer, and their p99
                          latency must stay under --max-p99 ms when given (local mesh only);
-                         --probe-from ADDR sets their client address (default 127.0.0.100)
+                         --probe-from ADDR sets their client address (default 127.0.0.100); in
+                         Kubernetes mode probes cannot run: judge the steps with --webhook
       --webhook URL      POST each step's state there; anything but a 2xx answer fails the step
       --wait             follow the rollout and print each step as it is judged
   meshdeck rollout status [ID]

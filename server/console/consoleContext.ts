@@ -22,7 +22,7 @@ export interface ConsoleContext {
   gitSync?: GitSyncWatcher;
   /** Sync from Git (the repository's autoSync policy, and Sync now: POST /api/gitops/sync). */
   gitAutoSync?: GitAutoSync;
-  /** Progressive rollouts (GET/POST /api/rollouts); absent where they cannot run (Kubernetes mode). */
+  /** Progressive rollouts (GET/POST /api/rollouts) on the local mesh or the cluster; absent without both. */
   rollouts?: RolloutRunner;
 }
 

@@ -21,6 +21,7 @@ import { gitopsDir, sourceLocation } from '../gitops/repositoryConfig';
 import { getControlPlane } from '../controlPlane/registry';
 import { localMeshRolloutTarget } from '../rollout/localMeshRolloutTarget';
 import { RolloutRunner } from '../rollout/RolloutRunner';
+import type { RolloutTarget } from '../rollout/RolloutTarget';
 import { getMeshMetrics } from '../metrics/metricsRegistry';
 import { getClusterContext } from '../kube/clusterContext';
 import { setConsoleContext } from './consoleContext';
@@ -106,6 +107,11 @@ export interface ServeConsoleOptions {
    * apply history; and whether this replica runs the automated sync now (the Lease holder).
    */
   sync?: { target(history: ApplyHistory): SyncTarget; automated(): boolean };
+  /**
+   * Where progressive rollouts write when it is not the local mesh (Kubernetes mode: the cluster, whose
+   * target says when this replica may not run them), given the apply history.
+   */
+  rollouts?: { target(history: ApplyHistory): RolloutTarget };
 }
 
 export interface ServedConsole {
@@ -195,16 +201,16 @@ export async function serveConsole(o: ServeConsoleOptions): Promise<ServedConsol
         })
       : undefined;
   gitSync?.start();
-  // The local mesh only: a cluster's rollouts would need a target of their own (not yet).
-  const rollouts =
-    o.localMesh && !o.sync
-      ? localMeshRollouts({
-          drafts: drafts.main,
-          history: applies,
-          gitAutoSync,
-          stateDir: o.stateDir,
-          ...(o.logger ? { logger: o.logger } : {}),
-        })
+  // Kept in this state directory like the drafts (Kubernetes mode: the replica's own, docs/architecture.md).
+  const rolloutRunnerOptions = {
+    gitAutoSync,
+    stateDir: o.stateDir,
+    ...(o.logger ? { logger: o.logger } : {}),
+  };
+  const rollouts = o.rollouts
+    ? consoleRollouts({ ...rolloutRunnerOptions, target: o.rollouts.target(applies) })
+    : o.localMesh && !o.sync
+      ? localMeshRollouts({ ...rolloutRunnerOptions, drafts: drafts.main, history: applies })
       : undefined;
   await rollouts?.load();
   setConsoleContext({
@@ -238,25 +244,40 @@ export async function serveConsole(o: ServeConsoleOptions): Promise<ServedConsol
   };
 }
 
+/** What the console's rollouts need besides their target. */
+interface ConsoleRolloutOptions {
+  gitAutoSync: Pick<GitAutoSync, 'view'>;
+  stateDir: string;
+  logger?: Pick<Console, 'warn'>;
+}
+
 /**
  * The progressive rollouts of the local mesh this process runs: steps written like Apply (the main draft's
  * lock, the apply history), refused while sync from Git self-heals, counted in the metrics.
  */
-export function localMeshRollouts(o: {
-  drafts: DraftStore;
-  history: ApplyHistory;
-  gitAutoSync: Pick<GitAutoSync, 'view'>;
-  stateDir: string;
-  logger?: Pick<Console, 'warn'>;
-}): RolloutRunner {
-  const warn = (m: string) => (o.logger ?? console).warn(m);
-  return new RolloutRunner({
+export function localMeshRollouts(
+  o: ConsoleRolloutOptions & { drafts: DraftStore; history: ApplyHistory },
+): RolloutRunner {
+  return consoleRollouts({
+    ...o,
     target: localMeshRolloutTarget({
       drafts: o.drafts,
       controlPlane: () => getControlPlane(),
       history: o.history,
-      logger: { warn },
+      logger: { warn: (m) => (o.logger ?? console).warn(m) },
     }),
+  });
+}
+
+/**
+ * The console's progressive rollouts on `target` (the local mesh's, or the cluster's in Kubernetes mode):
+ * refused while sync from Git self-heals (it would take each step back as drift, on either target),
+ * counted in the metrics.
+ */
+export function consoleRollouts(o: ConsoleRolloutOptions & { target: RolloutTarget }): RolloutRunner {
+  const warn = (m: string) => (o.logger ?? console).warn(m);
+  return new RolloutRunner({
+    target: o.target,
     stateDir: o.stateDir,
     conflict: async () => ((await o.gitAutoSync.view()).policy?.selfHeal ? SELF_HEAL_CONFLICT : undefined),
     metrics: {

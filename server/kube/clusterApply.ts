@@ -95,6 +95,14 @@ export interface ApplyOptions {
   prune?: boolean;
   /** Kinds to apply (default DEFAULT_APPLY_KINDS); objects of other kinds are `skipped`. */
   kinds?: readonly string[];
+  /**
+   * Apply a part of objects that exist, as a field manager of its own (a progressive rollout's
+   * `spec.split`: server/rollout/clusterRolloutTarget.ts). Under `meshdeck` a partial object would make
+   * server-side apply remove every other field `meshdeck` owned; under its own manager it owns only what
+   * it sends. A part is no object: one the cluster does not have is refused (NotFound), not created; and
+   * it says nothing of the objects it does not name, so none is listed as an orphan or pruned.
+   */
+  partial?: { fieldManager: string };
 }
 
 /** The outcome of one object in a real apply. */
@@ -318,8 +326,8 @@ export class ClusterApply {
         );
       } else sendable.push(o);
     }
-    plans.push(...(await mapLimit(sendable, (o) => this.dryRunOne(o, options.force ?? false))));
-    plans.push(...(await this.orphans(sendable, options.prune ?? false)));
+    plans.push(...(await mapLimit(sendable, (o) => this.dryRunOne(o, options))));
+    if (!options.partial) plans.push(...(await this.orphans(sendable, options.prune ?? false)));
     const ok = plans.every((p) => p.action !== 'error' && p.action !== 'conflict');
     return { ok, user: this.user, objects: plans };
   }
@@ -351,7 +359,7 @@ export class ClusterApply {
       }
       const o = bodies.get(p.ref.key);
       if (!o || !['create', 'update', 'unchanged'].includes(p.action)) return { ...p, done: false };
-      const res = await this.applyOne(o, options.force ?? false, false);
+      const res = await this.applyOne(o, options, false);
       if (res.status === 200 || res.status === 201) {
         return {
           ...p,
@@ -382,12 +390,12 @@ export class ClusterApply {
     return this.client.request({ method, path, as: this.user, ...extra });
   }
 
-  private applyOne(o: DraftObject, force: boolean, dryRun: boolean): Promise<ClusterResponse> {
+  private applyOne(o: DraftObject, options: ApplyOptions, dryRun: boolean): Promise<ClusterResponse> {
     return this.send('PATCH', objectPath(o.ref), {
       query: {
-        fieldManager: FIELD_MANAGER,
+        fieldManager: options.partial?.fieldManager ?? FIELD_MANAGER,
         fieldValidation: 'Strict',
-        force: force ? 'true' : undefined,
+        force: options.force ? 'true' : undefined,
         dryRun: dryRun ? 'All' : undefined,
       },
       // JSON is YAML: the apply patch type takes it as is.
@@ -423,15 +431,21 @@ export class ClusterApply {
     return { live: res.status === 200 ? res.body : null };
   }
 
-  private async dryRunOne(o: DraftObject, force: boolean): Promise<ObjectPlan> {
+  private async dryRunOne(o: DraftObject, options: ApplyOptions): Promise<ObjectPlan> {
     const got = await this.readLive(o);
     if ('error' in got) return plan(o.ref, 'error', { error: got.error });
     const { live } = got;
-    const res = await this.applyOne(o, force, true);
+    const res = await this.applyOne(o, options, true);
     if (isApplyConflict(res))
       return plan(o.ref, 'conflict', { live, conflicts: conflictsOf(res), warnings: res.warnings });
     if (res.status !== 200 && res.status !== 201) {
       return plan(o.ref, 'error', { live, error: problemOf(res), warnings: res.warnings });
+    }
+    // After the dry-run, so a user who may not write it hears Forbidden rather than NotFound (readLive
+    // cannot tell "none" from "not yours to read" for a user without get).
+    if (options.partial && (live === null || res.status === 201)) {
+      const message = `${o.ref.kind} ${o.ref.namespace}/${o.ref.name} does not exist (a part of an object is applied only to one that does)`;
+      return plan(o.ref, 'error', { error: { status: 404, reason: 'NotFound', message, causes: [] } });
     }
     const diff = objectDiff(live, res.body);
     const action: PlanAction = live === null ? 'create' : diff.length > 0 ? 'update' : 'unchanged';

@@ -21,6 +21,7 @@ import { MESH_CRD_KINDS } from '@/lib/kube/kubeSnapshot';
 import { consoleBuilt, REPO_ROOT, resolveSignIn, startConsoleHttp } from '../cli/consoleHttp';
 import { serveConsole, type ServedConsole } from '../console/serveConsole';
 import { clusterSyncTarget } from '../gitops/clusterSyncTarget';
+import { clusterRolloutTarget } from '../rollout/clusterRolloutTarget';
 import { setControlPlane } from '../controlPlane/registry';
 import { version } from '../cli/version';
 import { MeshMetrics } from '../metrics/MeshMetrics';
@@ -211,6 +212,17 @@ export async function runKubeServe(
           clusterSyncTarget({ client: clusterClient, kinds: MESH_CRD_KINDS, mirrorDir: mirror.dir, history }),
         // Every replica compares; only the Lease holder writes, so two replicas never sync the same commit.
         automated: () => cp.health().leading,
+      },
+      rollouts: {
+        // Steps are applied as the user who started the rollout; only the Lease holder runs them (one
+        // writer of a split at a time), and a rollout's state stays in this replica's state directory.
+        target: (history) =>
+          clusterRolloutTarget({
+            client: clusterClient,
+            mirrorDir: mirror.dir,
+            leading: () => cp.health().leading,
+            history,
+          }),
       },
     });
     consoleParts = { served, mirror, view };

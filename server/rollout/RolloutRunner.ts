@@ -5,8 +5,10 @@
  * mesh and/or a webhook; a failed step rolls the split back to its weights before the rollout, or pauses,
  * as the spec says. Users pause, resume, abort or promote it. Every change is kept in
  * `<stateDir>/rollouts/rollouts.json` (the last 20 rollouts) and announced to onChange's listeners; a
- * rollout that was progressing when the server stopped is found paused after a restart. Never throws:
- * every failure becomes the rollout's state.
+ * rollout that was progressing when the server stopped is found paused after a restart. While the target
+ * is unavailable (Kubernetes mode: this replica does not hold the Lease) nothing starts, no action is
+ * taken (503), and a rollout under way pauses before its next write. Never throws: every failure becomes
+ * the rollout's state.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -32,6 +34,9 @@ import { analyseStep } from './analyseStep';
 import type { RolloutActor, RolloutTarget } from './RolloutTarget';
 
 export type { RolloutActor, RolloutTarget } from './RolloutTarget';
+
+/** Why a spec with probes is refused where the target sends none (Kubernetes mode). */
+export const NO_PROBES = 'probes need the local mesh; in Kubernetes mode judge steps with a webhook';
 
 /** Rollouts kept in the state file (and listed), newest first. */
 export const KEEP_ROLLOUTS = 20;
@@ -138,7 +143,17 @@ export class RolloutRunner {
     if (!parsed.success)
       return { status: 400, error: 'invalid rollout', fields: zodFieldErrors(parsed.error) };
     const spec = parsed.data;
+    // Refused up front: without a way to send them, every step's probes would fail it.
+    if (spec.analysis.probe && !this.o.target.probe)
+      return {
+        status: 422,
+        error: NO_PROBES,
+        fields: [{ path: 'analysis.probe', message: NO_PROBES }],
+      };
     if (this.stopped) return { status: 503, error: 'the server is stopping' };
+    // Before the other refusals: whatever this replica keeps, it runs nothing now.
+    const unavailable = this.unavailable();
+    if (unavailable) return { status: 503, error: unavailable };
     const busy = this.busy();
     if (busy) return { status: 409, error: busy };
     this.starting = true;
@@ -193,6 +208,9 @@ export class RolloutRunner {
     if (!r) return { status: 404, error: `no rollout ${id} (the last ${KEEP_ROLLOUTS} are kept)` };
     if (ENDED_PHASES.has(r.phase)) return { status: 409, error: `rollout ${id} has ended (${r.phase})` };
     if (this.stopped) return { status: 409, error: 'the server is stopping' };
+    // Kubernetes mode: a replica that does not hold the Lease must not write; GET still lists its rollouts.
+    const unavailable = this.unavailable();
+    if (unavailable) return { status: 503, error: unavailable };
     if (this.finishing)
       return {
         status: 409,
@@ -279,6 +297,25 @@ export class RolloutRunner {
         }
       }
       const move = nextMove(spec, i, verdict);
+      // The target became unavailable while the step ran (Kubernetes mode: this replica lost the Lease):
+      // nothing more is written, neither the next step nor a rollback, until it can run here again.
+      const writes =
+        move.do === 'next' ||
+        move.do === 'rollback' ||
+        (this.request !== undefined && this.request.action !== 'pause');
+      const lost = writes ? this.unavailable() : undefined;
+      if (lost) {
+        this.request = undefined;
+        const judged = verdict.passed ? 'passed' : `failed: ${verdict.reasons.join('; ')}`;
+        const what = `step ${i + 1} of ${spec.steps.length} (${percent}%) ${judged}`;
+        this.update(r, {
+          phase: 'paused',
+          ...idle(),
+          message: `${what}; paused, nothing more written: ${lost}. Resume or abort once rollouts run here again`,
+        });
+        this.o.logger?.warn(`meshdeck: rollout ${r.id}: ${what}; paused: ${lost}`);
+        return;
+      }
       // The user's abort or promotion goes first; a failed step before a pause asked for meanwhile.
       if (this.request && this.request.action !== 'pause' && (await this.honour(r))) return;
       if (move.do === 'rollback' || move.do === 'pause') {
@@ -415,9 +452,8 @@ export class RolloutRunner {
       : undefined;
   }
 
+  /** The conflict hook's refusal (409), or undefined. */
   private async refusal(): Promise<RolloutRefusal | undefined> {
-    const unavailable = this.unavailable();
-    if (unavailable) return { status: 503, error: unavailable };
     let conflict: string | undefined;
     try {
       conflict = await this.o.conflict?.();

@@ -1,7 +1,7 @@
 /**
  * Where a progressive rollout (RolloutRunner.ts) moves a split: the local mesh's directory
- * (localMeshRolloutTarget.ts) or, later, a cluster. The runner reads the split, sets its weights step by
- * step as the user who started the rollout, and sends its probes through the target.
+ * (localMeshRolloutTarget.ts) or a cluster (clusterRolloutTarget.ts). The runner reads the split, sets its
+ * weights step by step as the user who started the rollout, and sends its probes through the target.
  */
 import type { ApplySummary } from '@/lib/console/applyRecord';
 import type { ProbeResult } from '@/lib/console/probeResult';
@@ -31,10 +31,13 @@ export interface RolloutTarget {
     weights: readonly number[],
     o: { actor: RolloutActor; rollout: NonNullable<ApplySummary['rollout']> },
   ): Promise<{ historyId?: number; error?: string }>;
-  /** Sends one probe through a listener of the mesh (absent: probe analyses fail, saying so). */
+  /** Sends one probe through a listener of the mesh (absent: a spec with probes is refused, 422). */
   probe?(req: ProbeRequest): Promise<ProbeResult>;
   /** Which split entry of Target `ref` a pod (its name) belongs to; undefined for none. */
   backendOf?(ref: ObjectRef): Promise<(pod: string) => string | undefined>;
-  /** Why rollouts cannot run on this target now (the local mesh is not running), or undefined. */
+  /**
+   * Why rollouts cannot run on this target now (the local mesh is not running; this replica does not
+   * hold the Lease), or undefined.
+   */
   unavailable?(): string | undefined;
 }

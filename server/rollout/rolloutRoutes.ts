@@ -4,8 +4,12 @@ import { getConsoleContext } from '../console/consoleContext';
 import { jsonResponse, notServing } from '../console/routeUtil';
 import type { RolloutActor, RolloutOutcome, RolloutRunner } from './RolloutRunner';
 
-/** Why this server runs no rollouts (Kubernetes mode: not yet). */
-export const NO_ROLLOUTS = 'progressive rollouts run on the local mesh only for now (not in Kubernetes mode)';
+/**
+ * Why this process runs no rollouts: `meshdeck serve` runs them, on the local mesh and in Kubernetes mode;
+ * a console without its control plane in the process has none.
+ */
+export const NO_ROLLOUTS =
+  'progressive rollouts run under meshdeck serve (the local mesh, or Kubernetes mode), not in this process';
 
 /** A mutation's guard: a session with its CSRF token, then the runner; the actor, or the answer. */
 export function rolloutMutation(

@@ -31,7 +31,8 @@ export async function GET(req: Request): Promise<Response> {
 /**
  * Starts a rollout (RolloutSpecInput) as the signed-in user: 201 `{rollout}`; 400 for a bad spec (its
  * fields), 409 while another runs or sync from Git would undo it, 422 when the split does not allow it,
- * 503 where rollouts cannot run.
+ * 503 where rollouts cannot run (now: Kubernetes mode on a replica that does not hold the Lease). A spec
+ * with probes is refused (422, `analysis.probe`) where none can be sent (Kubernetes mode).
  */
 export async function POST(req: Request): Promise<Response> {
   const guarded = rolloutMutation(req);

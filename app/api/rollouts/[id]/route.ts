@@ -9,7 +9,8 @@ export const runtime = 'nodejs';
 /**
  * `{action}` on a rollout (pause, resume, abort, promote) as the signed-in user: 200 `{rollout}` as it is
  * once the action is taken (a rollback or promotion goes on in the background, GET /api/rollouts shows
- * it); 400 for a bad body, 404 for an unknown rollout, 409 when the action does not fit its phase.
+ * it); 400 for a bad body, 404 for an unknown rollout, 409 when the action does not fit its phase, 503
+ * where rollouts cannot run now (Kubernetes mode: this replica does not hold the Lease).
  */
 export async function POST(req: Request, ctx: { params: Promise<{ id: string }> }): Promise<Response> {
   const guarded = rolloutMutation(req);

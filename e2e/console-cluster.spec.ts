@@ -214,3 +214,11 @@ test("the Inspector shows an object's Kubernetes Events, as kubectl describe doe
   await expect(programmed.first()).toContainText('msm.l7mp.io/meshdeck');
   await page.screenshot({ path: `${SHOTS}/cluster-events.png` });
 });
+
+test('progressive rollouts run on this replica: it holds the Lease (the wiring of Kubernetes mode)', async ({
+  request,
+}) => {
+  const res = await request.get('/api/rollouts');
+  expect(res.status()).toBe(200);
+  expect(await res.json()).toEqual({ available: true, rollouts: [] });
+});

@@ -12,6 +12,7 @@ import { graphTraffic } from '@/lib/console/graphTraffic';
 import { newObject, type PaletteKind } from '@/lib/console/palette';
 import type { Diagnostic } from '@/lib/model/diagnostic';
 import type { L7mpConfig } from '@/lib/model/l7mp';
+import type { ObjectRef } from '@/lib/rollout/rollout';
 import type { MeshLiveState } from '@/server/controlPlane/liveState';
 import { apiFetch, errorMessage } from './api';
 import { ApplyPanel, useApply } from './ApplyPanel';
@@ -23,6 +24,7 @@ import { DiskDriftDialog } from './DiskDriftDialog';
 import { HistoryDialog } from './HistoryDialog';
 import { LiveSyncDialog } from './LiveSyncDialog';
 import { ImportDialog } from './ImportDialog';
+import { RolloutDialog } from './RolloutDialog';
 import { Inspector } from './Inspector';
 import { MeshCanvas, type MeshCanvasProps } from './MeshCanvas';
 import { NodeFinder } from './NodeFinder';
@@ -35,6 +37,7 @@ import { ShortcutsDialog } from './ShortcutsDialog';
 import { Toolbar } from './Toolbar';
 import { compiledDraftOf, useCompiledDraft, useCompiledDraftAsking } from './useCompiledDraft';
 import { useConsoleDraft } from './useConsoleDraft';
+import { useFollowRolloutDisk } from './useFollowRolloutDisk';
 import { useLiveEvents } from './useLiveEvents';
 import { useSession } from './useSession';
 import { useTheme } from './useTheme';
@@ -139,7 +142,15 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
   const [nodeFocus, setNodeFocus] = useState<{ nodeId: string; seq: number } | undefined>();
   const [fieldFocus, setFieldFocus] = useState<{ path: string; seq: number } | undefined>();
   const [reveal, setReveal] = useState<{ file: string; line: number; seq: number } | undefined>();
-  const [dialog, setDialog] = useState<'import' | 'help' | 'history' | 'disk' | 'sync' | undefined>();
+  const [dialog, setDialog] = useState<
+    'import' | 'help' | 'history' | 'disk' | 'sync' | 'rollout' | undefined
+  >();
+  /** What the rollout dialog opens on: a Target (its form or its rollout), or a rollout (the chip). */
+  const [rolloutOn, setRolloutOn] = useState<{ target?: ObjectRef; id?: string }>({});
+  const openRollout = useCallback((on: { target?: ObjectRef; id?: string }) => {
+    setRolloutOn(on);
+    setDialog('rollout');
+  }, []);
   /** The apply the history shows (undefined: the newest). */
   const [historyId, setHistoryId] = useState<number | undefined>();
   const openHistory = useCallback((id?: number) => {
@@ -200,6 +211,8 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
       live !== null && live !== undefined && draft.save.state !== 'loading' && draft.save.state !== 'local',
   });
   const drift = diskQ.data && draftBehind(diskQ.data) ? diskQ.data : undefined;
+  // A rollout's steps move the disk under an unedited draft: it follows them without asking.
+  const followingDisk = useFollowRolloutDisk({ draftId, drift, draft });
   const afterDraftReplaced = useCallback(
     async (message: string) => {
       const loaded = await draft.reload();
@@ -460,6 +473,13 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
     [canvasGraph, graph, traffic, trafficOn, live],
   );
   const errors = compilation.diagnostics.filter((d) => d.severity === 'error').length;
+  // Rollouts change what runs, so they need a session like Apply.
+  const writeDisabledReason =
+    session.status === 'signed-in'
+      ? undefined
+      : session.status === 'checking'
+        ? 'signing in…'
+        : `rollouts need a session (${session.reason})`;
   // The graph shows the saved draft: its picture may be kept for the next load (MeshCanvas).
   const shownRevision =
     draft.save.state === 'saved' && compiledDraftOf(compilation) === draft.history.present
@@ -502,8 +522,9 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
           onHelp={() => setDialog('help')}
           onHistory={() => openHistory()}
           onLiveSync={() => setDialog('sync')}
+          onRollout={live ? (id) => openRollout({ id }) : undefined}
           diskDrift={
-            drift
+            drift && !followingDisk
               ? {
                   where: drift.cluster ? 'cluster' : 'disk',
                   files: drift.cluster ? drift.cluster.map(clusterChangeLabel) : drift.changed,
@@ -583,6 +604,8 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
               fixesFor={fixesFor}
               onFix={applyFix}
               onDuplicate={duplicate}
+              onRollout={live ? (target, id) => openRollout({ target, id }) : undefined}
+              rolloutDisabledReason={writeDisabledReason}
               onPreview={(id) => {
                 setPreviewProxy(id);
                 setTab('preview');
@@ -721,6 +744,24 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
           if (compilation.model.byKey.has(key)) pickNode(key);
           else setToast(`${key} is not in this draft.`);
         }}
+      />
+      <RolloutDialog
+        open={dialog === 'rollout'}
+        onClose={() => setDialog(undefined)}
+        target={rolloutOn.target}
+        rolloutId={rolloutOn.id}
+        compilation={compilation}
+        draftId={draftId}
+        diskHash={diskQ.data?.diskHash}
+        where={
+          onCluster ? 'the cluster' : live ? `the mesh directory ${live.mesh.source}` : 'the mesh directory'
+        }
+        disabledReason={writeDisabledReason}
+        noProbes={
+          onCluster
+            ? 'probes are sent from this host only: on a cluster, judge each step by a webhook'
+            : undefined
+        }
       />
       <HistoryDialog
         open={dialog === 'history'}

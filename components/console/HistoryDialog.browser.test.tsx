@@ -22,7 +22,7 @@ const summary = (id: number): ApplySummary => ({
   proxies: { total: 2, inSync: 2, notInSync: [] },
 });
 const record = (id: number): ApplyRecord => ({
-  ...summary(id),
+  ...(applies.find((a) => a.id === id) ?? summary(id)),
   before: { files: { [`file-${id}.yaml`]: 'a: 1\n' }, layout: {} },
   after: { files: { [`file-${id}.yaml`]: `a: ${id}\n` }, layout: {} },
 });
@@ -78,5 +78,41 @@ describe('HistoryDialog', () => {
     // Still showing #1, the one being read, not the newcomer.
     expect(item(1)!.getAttribute('aria-current')).toBe('true');
     expect(item(2)!.getAttribute('aria-current')).toBeNull();
+  });
+
+  it('names a rollout’s records: the step (counted from 1) with its share, and the rollback', async () => {
+    vi.stubGlobal('fetch', fakeFetch);
+    const rollout = { id: '20261201T100000Z-ab12', of: 4 };
+    applies = [
+      { ...summary(3), user: 'local-admin', rollout: { ...rollout, percent: 0, action: 'rollback' } },
+      { ...summary(2), rollout: { ...rollout, step: 1, percent: 25, action: 'step' } },
+      summary(1),
+    ];
+    const screen = await render(
+      <QueryClientProvider client={new QueryClient()}>
+        <HistoryDialog
+          open
+          onSelect={() => {}}
+          selectedId={2}
+          draft={{ files: {}, layout: {} }}
+          canLoad
+          run={() => ({ ok: false, error: 'not in this test' })}
+          onLoaded={() => {}}
+          onClose={() => {}}
+        />
+      </QueryClientProvider>,
+    );
+    await expect
+      .element(screen.getByTestId('history-item-2'))
+      .toHaveTextContent('· rollout step 2 of 4 (25%)');
+    await expect.element(screen.getByTestId('history-item-3')).toHaveTextContent('· rollout rolled back');
+    await expect.element(screen.getByTestId('history-item-1')).not.toHaveTextContent('rollout');
+    await expect
+      .element(screen.getByTestId('history-rollout'))
+      .toHaveTextContent(/^rollout step 2 of 4 \(25%\)$/);
+    await expect.element(screen.getByTestId('history-detail')).not.toHaveTextContent('draft main, revision');
+    await expect
+      .element(screen.getByTestId('history-rollout'))
+      .toHaveAttribute('title', 'Progressive rollout 20261201T100000Z-ab12');
   });
 });

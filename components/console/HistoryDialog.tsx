@@ -7,6 +7,7 @@ import type { CommandResult, DraftCommand } from '@/lib/console/draftCommands';
 import type { DraftDoc } from '@/lib/console/draftDoc';
 import { filesDiff } from '@/lib/console/filesDiff';
 import { formatAgo } from '@/lib/console/proxySessions';
+import { rolloutRecordText } from '@/lib/rollout/rolloutView';
 import { ApiError, errorMessage } from './api';
 import { Dialog } from './Dialog';
 import { FilesDiffView } from './FilesDiffView';
@@ -112,6 +113,7 @@ function HistoryItem({
           <strong>#{a.id}</strong> <span title={new Date(a.at).toLocaleString()}>{formatAgo(a.at, now)}</span>{' '}
           · {a.user}
           {a.git ? ` · from Git ${a.git.commit.slice(0, 7)}` : ''}
+          {a.rollout ? ` · ${rolloutRecordText(a.rollout)}` : ''}
         </span>
         <span className="history__item-line">
           {applyFilesText(a)} · <span className={`tone-${outcome.tone}`}>{outcome.text}</span>
@@ -183,6 +185,10 @@ function RecordView({
           {r.git ? (
             <span data-testid="history-git">
               synced from Git <code>{r.git.commit.slice(0, 7)}</code> ({GIT_TRIGGER[r.git.trigger]})
+            </span>
+          ) : r.rollout ? (
+            <span data-testid="history-rollout" title={`Progressive rollout ${r.rollout.id}`}>
+              {rolloutRecordText(r.rollout)}
             </span>
           ) : (
             `draft ${r.draft}, revision ${r.revision}`

@@ -12,6 +12,7 @@ import type { QuickFix } from '@/lib/console/quickFixes';
 import { meshJsonSchema, type SchemaKind, SCHEMA_KINDS } from '@/lib/model/jsonSchemas';
 import { formatFieldPath } from '@/lib/model/fieldPath';
 import type { Diagnostic } from '@/lib/model/diagnostic';
+import type { ObjectRef } from '@/lib/rollout/rollout';
 import type { MeshLiveState } from '@/server/controlPlane/liveState';
 import { ClusterEventsPanel } from './ClusterEventsPanel';
 import { MeshSummaryPanel } from './MeshSummaryPanel';
@@ -19,6 +20,7 @@ import { proxyTone } from './nodeLive';
 import { ProbePanel } from './ProbePanel';
 import { SchemaForm } from './SchemaForm';
 import { type SplitEntry, SplitEditor } from './SplitEditor';
+import { TargetRollout } from './TargetRollout';
 import { TrafficSessions } from './TrafficSessions';
 
 const schemas = new Map<string, JsonSchema>();
@@ -49,6 +51,10 @@ export interface InspectorProps {
   onFix?(fix: QuickFix): void;
   /** Copies an object under a new name and selects the copy (Duplicate, Ctrl+D). */
   onDuplicate?(key: string): void;
+  /** Opens the progressive rollout of a canary Target (its form, or its rollout); absent: no control plane. */
+  onRollout?(target: ObjectRef, rolloutId?: string): void;
+  /** Why a rollout cannot be started or changed (no session), if it cannot. */
+  rolloutDisabledReason?: string;
 }
 
 /** The selected node's object as a form generated from its schema, with its diagnostics inline. */
@@ -67,6 +73,8 @@ export function Inspector({
   fixesFor,
   onFix,
   onDuplicate,
+  onRollout,
+  rolloutDisabledReason,
 }: InspectorProps) {
   const node = compilation.graph.nodes.find((n) => n.id === selectedId);
   // Kubernetes mode: the object's Events, as `kubectl describe` shows them.
@@ -238,6 +246,15 @@ export function Inspector({
               { group: `split:${object.key}` },
             )
           }
+        />
+      ) : null}
+      {split && split.length > 0 && onRollout && !node.object?.path ? (
+        // Only a named Target runs a rollout: an inline one has no name to give the server.
+        <TargetRollout
+          key={object.key}
+          target={{ namespace: object.namespace, name: object.name }}
+          onOpen={(id) => onRollout({ namespace: object.namespace, name: object.name }, id)}
+          disabledReason={rolloutDisabledReason}
         />
       ) : null}
       {object.kind === 'VirtualService' && !node.object?.path ? (

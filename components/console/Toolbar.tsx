@@ -7,6 +7,7 @@ import { withDraft } from './draftId';
 import { DraftSwitcher } from './DraftSwitcher';
 import { GitOpsPanel } from './GitOpsPanel';
 import { LiveSyncChip } from './LiveSyncDialog';
+import { RolloutChip } from './RolloutChip';
 import { SessionUser } from './SessionUser';
 import type { SessionState } from './useSession';
 import type { SaveStatus } from './useConsoleDraft';
@@ -35,6 +36,8 @@ export interface ToolbarProps {
   onHistory?(): void;
   /** Opens "What runs vs. Git"; its chip shows only when what runs is out of sync with Git. */
   onLiveSync?(): void;
+  /** Opens a rollout's progress; its chip shows while one runs or is paused, or after one rolled back. */
+  onRollout?(id: string): void;
   /**
    * The draft is behind: the mesh directory changed on disk since it started (the files), or in
    * Kubernetes mode mesh objects changed in the cluster (the objects); and opening the review.
@@ -206,6 +209,7 @@ export function Toolbar(p: ToolbarProps) {
         </span>
       ) : null}
       <span className="toolbar__spacer" />
+      {p.onRollout ? <RolloutChip onOpen={p.onRollout} /> : null}
       {p.onLiveSync ? <LiveSyncChip onOpen={p.onLiveSync} /> : null}
       <span className={`live-dot live-dot--${p.connection}`} role="status" data-testid="live-status">
         {p.connection === 'open'
@@ -233,7 +237,7 @@ export function Toolbar(p: ToolbarProps) {
         <button
           type="button"
           onClick={p.onSignOut}
-          title="End this browser's console session"
+          title={`End this browser's console session${p.session.user ? ` (signed in as ${p.session.user})` : ''}`}
           data-testid="sign-out"
         >
           Sign out

@@ -5,6 +5,7 @@ import { DiskState, DiskSummary } from '@/lib/console/diskDrift';
 import type { DraftState } from '@/lib/console/draftDoc';
 import type { DraftParsePack } from '@/lib/console/draftParsePack';
 import type { L7mpConfig } from '@/lib/model/l7mp';
+import { RolloutsAnswer } from '@/lib/rollout/rolloutView';
 import type { MeshLiveState } from '@/server/controlPlane/liveState';
 import { ApiError, apiFetch } from './api';
 import { withDraft } from './draftId';
@@ -143,3 +144,39 @@ export function diskStateQuery(draftId: string, diskHash: string) {
     retry: false,
   });
 }
+
+export const rolloutsKey = ['rollouts'] as const;
+
+/** How often the rollouts are read while one progresses, and otherwise (another tab's or the CLI's start). */
+const ROLLOUT_POLL_MS = 1000;
+const ROLLOUT_IDLE_MS = 20_000;
+
+/**
+ * The progressive rollouts, newest first (GET /api/rollouts); where the server runs none (no local mesh
+ * or no route: an older server) an unavailable list that says why. Polled, not folded from the SSE
+ * stream: a rollout is the server's orchestration state, not part of the live mesh document the stream
+ * versions, its steps last seconds to minutes, and a small list read once a second only while one
+ * progresses costs less than a second event type with its own reducer. Actions invalidate it.
+ */
+export const rolloutsQuery = queryOptions({
+  queryKey: rolloutsKey,
+  queryFn: async ({ signal }): Promise<RolloutsAnswer> => {
+    try {
+      return RolloutsAnswer.parse(await apiFetch<unknown>('/api/rollouts', { signal }));
+    } catch (e) {
+      if (e instanceof ApiError && e.unavailable) {
+        const said = (e.body as { error?: unknown } | undefined)?.error;
+        return {
+          available: false,
+          reason: typeof said === 'string' ? said : 'this server runs no rollouts',
+          rollouts: [],
+        };
+      }
+      throw e;
+    }
+  },
+  refetchInterval: (q) =>
+    q.state.data?.rollouts.some((r) => r.phase === 'progressing') ? ROLLOUT_POLL_MS : ROLLOUT_IDLE_MS,
+  staleTime: ROLLOUT_POLL_MS,
+  retry: false,
+});

@@ -81,7 +81,7 @@ export function rolloutIn(phase: RolloutPhase, extra: Partial<RolloutState> = {}
     paused: {
       weights: [75, 25],
       steps: [STEP1, step(25, 46, FAILED_ANALYSIS)],
-      message: 'step 2 (25%) failed its analysis: the rollout waits (Resume runs the step again)',
+      message: `step 2 of 4 (25%) failed: ${FAILED_ANALYSIS.reasons[0]}; paused: resume to run it again, or abort`,
     },
     succeeded: {
       endedAt: at(160),
@@ -97,14 +97,14 @@ export function rolloutIn(phase: RolloutPhase, extra: Partial<RolloutState> = {}
       endedAt: at(96),
       weights: [100, 0],
       steps: [STEP1, step(25, 46, FAILED_ANALYSIS)],
-      message: 'step 2 (25%) failed its analysis: rolled back to echo-v1 100, echo-v2 0',
+      message: `step 2 of 4 (25%) failed: ${FAILED_ANALYSIS.reasons[0]}; rolled back to echo-v1 100, echo-v2 0`,
       rollbackHistoryId: 60,
     },
     aborted: {
       endedAt: at(50),
       weights: [100, 0],
       steps: [STEP1, step(25, 46)],
-      message: 'aborted by local-admin: rolled back to echo-v1 100, echo-v2 0',
+      message: 'aborted by local-admin; rolled back to echo-v1 100, echo-v2 0',
     },
     failed: {
       endedAt: at(50),
@@ -113,7 +113,8 @@ export function rolloutIn(phase: RolloutPhase, extra: Partial<RolloutState> = {}
         STEP1,
         { percent: 25, weights: [75, 25], error: 'the mesh directory could not be written: EACCES' },
       ],
-      message: 'step 2 could not be applied, and the rollback failed too: EACCES',
+      message:
+        'step 2 of 4 (25%) failed: applying it failed: the mesh directory could not be written: EACCES; rolling back failed: EACCES',
     },
   };
   return RolloutState.parse({ ...common, phase, ...byPhase[phase], ...extra });

@@ -133,6 +133,8 @@ describe('stepViews', () => {
             sent: 4,
             answered: 4,
             successPercent: 100,
+            p50Ms: 2.345,
+            p99Ms: 31.02,
             byBackend: { other: 1, b: 2, a: 1 },
             errors: [],
           },
@@ -144,6 +146,7 @@ describe('stepViews', () => {
       ),
     ).toEqual([
       '4 of 4 probes answered (100%)',
+      'p50 2.3 ms, p99 31 ms',
       'answers: a 1, b 2, other 1',
       'webhook answered 204 in 12 ms',
     ]);
@@ -198,6 +201,7 @@ describe('the toolbar chip', () => {
     expect(rolloutChip([rolloutIn('progressing')], none)).toEqual({
       id: rolloutIn('progressing').id,
       text: 'Rollout: 25% (step 2 of 4)',
+      short: 'Rollout: 25%',
       tone: 'busy',
     });
     expect(rolloutChip([rolloutIn('progressing', { steps: [] })], none)?.text).toBe('Rollout: starting');
@@ -209,7 +213,12 @@ describe('the toolbar chip', () => {
 
   it('shows a rollback or failure until this browser opened it; nothing for a success or an abort', () => {
     const back = rolloutIn('rolled-back');
-    expect(rolloutChip([back], none)).toEqual({ id: back.id, text: 'Rollout rolled back', tone: 'bad' });
+    expect(rolloutChip([back], none)).toEqual({
+      id: back.id,
+      text: 'Rollout rolled back',
+      short: 'Rollout rolled back',
+      tone: 'bad',
+    });
     expect(rolloutChip([back], new Set([back.id]))).toBeUndefined();
     expect(rolloutChip([rolloutIn('failed')], none)).toMatchObject({ text: 'Rollout failed', tone: 'bad' });
     expect(rolloutChip([rolloutIn('succeeded')], none)).toBeUndefined();

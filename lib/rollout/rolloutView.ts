@@ -96,6 +96,11 @@ export interface StepView {
   reasons: string[];
 }
 
+/** A latency as people read it: whole milliseconds, one decimal below 10 ms. */
+function ms(x: number): number {
+  return x < 10 ? Math.round(x * 10) / 10 : Math.round(x);
+}
+
 /** `12 of 20 answered (60%)`, `p50 3 ms, p99 9 ms`, `answers: echo-v1 8, echo-v2 4`, the webhook. */
 export function analysisLines(a: StepAnalysis, entries: readonly string[]): string[] {
   const out: string[] = [];
@@ -104,7 +109,10 @@ export function analysisLines(a: StepAnalysis, entries: readonly string[]): stri
     out.push(`${p.answered} of ${p.sent} probes answered (${p.successPercent}%)`);
     if (p.p50Ms !== undefined || p.p99Ms !== undefined)
       out.push(
-        [p.p50Ms !== undefined ? `p50 ${p.p50Ms} ms` : '', p.p99Ms !== undefined ? `p99 ${p.p99Ms} ms` : '']
+        [
+          p.p50Ms !== undefined ? `p50 ${ms(p.p50Ms)} ms` : '',
+          p.p99Ms !== undefined ? `p99 ${ms(p.p99Ms)} ms` : '',
+        ]
           .filter(Boolean)
           .join(', '),
       );
@@ -191,34 +199,34 @@ export function weightsNow(
   }));
 }
 
-/** The toolbar's chip: a rollout under way or paused, or one that ended badly and this browser has not opened. */
+/**
+ * The toolbar's chip: a rollout under way or paused, or one that ended badly and this browser has not
+ * opened. `short` is the start of `text` a narrow toolbar keeps (the rest goes to the chip's title).
+ */
 export function rolloutChip(
   rollouts: readonly RolloutState[],
   seen: ReadonlySet<string>,
-): { id: string; text: string; tone: 'busy' | 'warn' | 'bad' } | undefined {
+): { id: string; text: string; short: string; tone: 'busy' | 'warn' | 'bad' } | undefined {
   const active = rollouts.find((r) => !rolloutEnded(r));
-  if (active?.phase === 'paused') return { id: active.id, text: 'Rollout paused', tone: 'warn' };
+  const chip = (id: string, text: string, tone: 'busy' | 'warn' | 'bad', short = text) => ({
+    id,
+    text,
+    short,
+    tone,
+  });
+  if (active?.phase === 'paused') return chip(active.id, 'Rollout paused', 'warn');
   if (active) {
-    if (active.activity === 'rolling back')
-      return { id: active.id, text: 'Rollout: rolling back', tone: 'warn' };
+    if (active.activity === 'rolling back') return chip(active.id, 'Rollout: rolling back', 'warn');
     const step = active.steps.length;
     const last = active.steps[step - 1];
-    return {
-      id: active.id,
-      text: last
-        ? `Rollout: ${last.percent}% (step ${step} of ${active.spec.steps.length})`
-        : 'Rollout: starting',
-      tone: 'busy',
-    };
+    if (!last) return chip(active.id, 'Rollout: starting', 'busy');
+    const short = `Rollout: ${last.percent}%`;
+    return chip(active.id, `${short} (step ${step} of ${active.spec.steps.length})`, 'busy', short);
   }
   const newest = rollouts[0];
   if (newest && (newest.phase === 'rolled-back' || newest.phase === 'failed') && !seen.has(newest.id))
-    return {
-      id: newest.id,
-      // A failed rollout may not have rolled back (its rollback can fail too): it says so.
-      text: newest.phase === 'failed' ? 'Rollout failed' : 'Rollout rolled back',
-      tone: 'bad',
-    };
+    // A failed rollout may not have rolled back (its rollback can fail too): it says so.
+    return chip(newest.id, newest.phase === 'failed' ? 'Rollout failed' : 'Rollout rolled back', 'bad');
   return undefined;
 }
 

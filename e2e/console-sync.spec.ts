@@ -10,7 +10,15 @@
  */
 import { expect, test } from '@playwright/test';
 import type { DraftDoc } from '../lib/console/draftDoc';
-import { commitOnMain, gatewayPort, guardPage, openConsole, putDraft, SHOTS } from './consoleHelpers';
+import {
+  applyDraftNow,
+  commitOnMain,
+  gatewayPort,
+  guardPage,
+  openConsole,
+  putDraft,
+  SHOTS,
+} from './consoleHelpers';
 
 const TRANSCODER_VS = 'VirtualService/default/transcoder-vsvc';
 const GATEWAY_VS = 'VirtualService/default/gateway-vsvc';
@@ -159,17 +167,7 @@ test('Sync now: a commit with an error is held and nothing changes; the fixed on
     if (mainBefore !== undefined) commitOnMain(remoteGit, 'main as it was', () => mainBefore!);
     // What runs as it was: the files applied back through the console's own Apply.
     expect(await putDraft(page, running.draft)).toBe(200);
-    const applied = await page.evaluate(async () => {
-      const s = (await (await fetch('/api/session')).json()) as { csrfToken: string };
-      const { revision } = (await (await fetch('/api/draft')).json()) as { revision: number };
-      const r = await fetch('/api/apply', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-csrf-token': s.csrfToken },
-        body: JSON.stringify({ revision, force: true }),
-      });
-      return r.status;
-    });
-    expect(applied).toBe(200);
+    expect(await applyDraftNow(page)).toBe(200);
     await expect.poll(() => gatewayPort(page), { timeout: 20_000 }).toBe(portBefore);
   }
 });

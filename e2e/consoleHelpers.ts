@@ -49,6 +49,20 @@ export async function resetDraft(page: Page): Promise<void> {
   expect(status).toBe(200);
 }
 
+/** Applies the server's draft as it is (force: the directory may have moved), as the console's Apply does. */
+export async function applyDraftNow(page: Page): Promise<number> {
+  return page.evaluate(async () => {
+    const s = (await (await fetch('/api/session')).json()) as { csrfToken: string };
+    const { revision } = (await (await fetch('/api/draft')).json()) as { revision: number };
+    const r = await fetch('/api/apply', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-csrf-token': s.csrfToken },
+      body: JSON.stringify({ revision, force: true }),
+    });
+    return r.status;
+  });
+}
+
 /** Saves `draft` as the server's draft over the current revision; the response status. */
 export async function putDraft(page: Page, draft: DraftDoc): Promise<number> {
   return page.evaluate(async (d) => {

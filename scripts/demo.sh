@@ -14,4 +14,19 @@ if [ ! -f .next/BUILD_ID ] || [ -n "$(find app components lib server -newer .nex
   echo "==> building the console (next build)"
   npx next build >/dev/null
 fi
-exec node bin/meshdeck.mjs serve "${1:-examples/seed-example-1}" "${@:2}"
+dir="${1:-examples/seed-example-1}"
+# Apply and rollouts write the mesh directory: the demo serves a copy of a shipped example, so the
+# repository's examples (and the tests and goldens made from them) stay as they are. The copy is kept
+# between runs, with the drafts and the apply history that go with it.
+case "$(cd "$dir" 2>/dev/null && pwd -P)/" in
+  "$(pwd -P)/examples/"*)
+    copy="${MESHDECK_STATE_DIR:-${TMPDIR:-/tmp}/meshdeck}/demo/$(basename "$dir")"
+    if [ ! -d "$copy" ]; then
+      mkdir -p "$(dirname "$copy")"
+      cp -R "$dir" "$copy"
+    fi
+    echo "==> serving a copy of $dir: $copy (what you apply goes there; delete it to start again from the example)"
+    dir="$copy"
+    ;;
+esac
+exec node bin/meshdeck.mjs serve "$dir" "${@:2}"

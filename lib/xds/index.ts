@@ -5,5 +5,7 @@ export {
   XDS_UNSUPPORTED,
   renderXds,
   renderXdsProxy,
+  splitClusterName,
 } from './renderXds';
+export * from './loadReports';
 export { XDS_INCONSISTENT, validateXdsSnapshot } from './validateXdsSnapshot';

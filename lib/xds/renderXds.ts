@@ -76,6 +76,11 @@ export function xdsRenderKey(mesh: ResolvedMesh, proxyId: string): string {
   return JSON.stringify([proxy.role, placement.listeners, placement.routes, placement.clusters, selects]);
 }
 
+/** The cluster a split entry of Target `targetId` becomes: `<target id>/<the VirtualService's short name>`. */
+export function splitClusterName(targetId: string, virtualService: string): string {
+  return `${targetId}/${shortName(virtualService)}`;
+}
+
 /** Renders one proxy's snapshot. */
 export function renderXdsProxy(
   mesh: ResolvedMesh,
@@ -348,7 +353,7 @@ class ProxyRenderer {
       const weighted: WeightedCluster[] = [];
       for (const s of t.split) {
         if (s.weight <= 0 || s.members.length === 0) continue;
-        const name = `${t.id}/${shortName(s.virtualService)}`;
+        const name = splitClusterName(t.id, s.virtualService);
         this.addCluster(name, t, s.members);
         weighted.push({ name, weight: { value: s.weight } });
       }

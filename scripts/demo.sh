@@ -29,4 +29,17 @@ case "$(cd "$dir" 2>/dev/null && pwd -P)/" in
     dir="$copy"
     ;;
 esac
-exec node bin/meshdeck.mjs serve "$dir" "${@:2}"
+# A grpc-client demo app is a real grpc-js-xds client, which cannot present a client certificate: its
+# ADS must be plaintext. The demo is on loopback, so it serves that (serve warns) unless told otherwise.
+extra=()
+if grep -rqsE --include='*.yaml' --include='*.yml' --include='*.json' \
+  'meshdeck\.l7mp\.io/app"?: *["'"'"']?grpc-client' "$dir"; then
+  case " ${*:2} " in
+    *" --xds-insecure "* | *" --no-xds "* | *" --xds-listen "* | *" --kubeconfig "*) ;;
+    *)
+      echo "==> serving ADS in plaintext (--xds-insecure) for the grpc-js-xds client in $dir"
+      extra=(--xds-insecure)
+      ;;
+  esac
+fi
+exec node bin/meshdeck.mjs serve "$dir" "${@:2}" ${extra[@]+"${extra[@]}"}

@@ -3,7 +3,8 @@
 import type { CommandResult, DraftCommand } from '@/lib/console/draftCommands';
 import type { DraftCompilation } from '@/lib/console/compileDraft';
 import type { GraphTraffic } from '@/lib/console/graphTraffic';
-import type { MeshGraph } from '@/lib/console/meshGraph';
+import { showsLoad } from '@/lib/console/grpcLoad';
+import type { GraphNode, MeshGraph } from '@/lib/console/meshGraph';
 import { diagnosticsByField, existingPrefix, type JsonSchema } from '@/lib/console/schemaForm';
 import { parseFieldPath } from '@/lib/console/fieldPath';
 import { newObject, PALETTE_KINDS, type PaletteKind } from '@/lib/console/palette';
@@ -15,6 +16,7 @@ import type { Diagnostic } from '@/lib/model/diagnostic';
 import type { ObjectRef } from '@/lib/rollout/rollout';
 import type { MeshLiveState } from '@/server/controlPlane/liveState';
 import { ClusterEventsPanel } from './ClusterEventsPanel';
+import { GrpcLoadTable } from './GrpcLoad';
 import { MeshSummaryPanel } from './MeshSummaryPanel';
 import { proxyTone } from './nodeLive';
 import { ProbePanel } from './ProbePanel';
@@ -156,7 +158,12 @@ export function Inspector({
             Preview its config
           </button>
         ) : null}
-        {traffic ? <TrafficSessions traffic={traffic} nodeId={node.id} /> : null}
+        {traffic && node.role === 'grpc' ? (
+          // A proxyless gRPC client has no sessions: its RPCs, from its load reports, instead.
+          <GrpcLoadTable load={traffic.load} nodeId={node.id} client={node.proxyId} />
+        ) : traffic ? (
+          <TrafficSessions traffic={traffic} nodeId={node.id} />
+        ) : null}
         {onCluster ? <ClusterEventsPanel kind="Pod" namespace={node.namespace} name={node.name} /> : null}
       </div>
     );
@@ -180,7 +187,7 @@ export function Inspector({
           This {node.kind} is {why}
         </p>
         <NodeDiagnostics list={node.diagnostics} />
-        {traffic ? <TrafficSessions traffic={traffic} nodeId={node.id} /> : null}
+        {traffic ? <LiveTraffic traffic={traffic} node={node} /> : null}
       </div>
     );
   }
@@ -235,7 +242,11 @@ export function Inspector({
       {split && split.length > 0 ? (
         <SplitEditor
           entries={split}
-          live={traffic ? splitSessions(compilation.graph, node.id, traffic, split.length) : undefined}
+          live={
+            traffic && sessionsShown(traffic, node)
+              ? splitSessions(compilation.graph, node.id, traffic, split.length)
+              : undefined
+          }
           onWeights={(ws) =>
             run(
               {
@@ -265,7 +276,7 @@ export function Inspector({
           disabledReason={probeDisabledReason}
         />
       ) : null}
-      {traffic ? <TrafficSessions traffic={traffic} nodeId={node.id} /> : null}
+      {traffic ? <LiveTraffic traffic={traffic} node={node} /> : null}
       {schema ? (
         <SchemaForm
           schema={schema}
@@ -291,6 +302,24 @@ export function Inspector({
       )}
     </div>
   );
+}
+
+/**
+ * The sessions through a node and the gRPC clients' RPCs through it; where only gRPC clients send
+ * (no session, no l7mp proxy unaccounted for), an empty sessions list would only be noise.
+ */
+function LiveTraffic({ traffic, node }: { traffic: GraphTraffic; node: GraphNode }) {
+  return (
+    <>
+      {sessionsShown(traffic, node) ? <TrafficSessions traffic={traffic} nodeId={node.id} /> : null}
+      {showsLoad(traffic.load, node) ? <GrpcLoadTable load={traffic.load} nodeId={node.id} /> : null}
+    </>
+  );
+}
+
+function sessionsShown(traffic: GraphTraffic, node: GraphNode): boolean {
+  if (!showsLoad(traffic.load, node)) return true;
+  return (traffic.nodes[node.id] ?? 0) > 0 || traffic.unavailable.length > 0;
 }
 
 /** The live sessions on each split entry of a canary Target (its split edges, by entry index). */

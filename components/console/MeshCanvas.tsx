@@ -35,6 +35,7 @@ import { type GraphEdge, graphHash, type MeshGraph, shareById, shareGraph } from
 import { pathThrough } from '@/lib/console/pathThrough';
 import { canPlaceIncrementally, placeNewNodes } from '@/lib/console/placeNewNodes';
 import { type GraphTraffic, viewTraffic } from '@/lib/console/graphTraffic';
+import { formatRps, type LoadCell, loadFailing, loadLabel } from '@/lib/console/grpcLoad';
 import type { MeshLiveState } from '@/server/controlPlane/liveState';
 import {
   GROUP_HEIGHT,
@@ -325,7 +326,12 @@ function Canvas(props: MeshCanvasProps) {
       : undefined;
     if (live)
       for (const n of view ? view.nodes : graph.nodes) {
-        const l = nodeLive(n, live, n.proxyId && unlisted?.has(n.proxyId) ? 'n/a' : traffic?.nodes[n.id]);
+        const l = nodeLive(
+          n,
+          live,
+          n.proxyId && unlisted?.has(n.proxyId) ? 'n/a' : traffic?.nodes[n.id],
+          traffic?.load.nodes[n.id],
+        );
         if (l) liveOf.set(n.id, l);
       }
     // A large graph's nodes waiting for their first layout are drawn as plain boxes (a third of a full
@@ -450,6 +456,12 @@ function Canvas(props: MeshCanvasProps) {
           flows[e.id] ??
           (pairs && e.data?.kind === 'aggregate' ? pairs[`${e.source}->${e.target}`] : undefined);
         return n ? trafficEdge(e, n) : e;
+      });
+    const rpcs = traffic?.load.edges;
+    if (rpcs && traffic.load.clusters.length > 0)
+      list = list.map((e) => {
+        const cell = rpcs[e.id];
+        return cell ? loadEdge(e, cell) : e;
       });
     return selectedEdge ? list.map((e) => (e.id === selectedEdge ? { ...e, selected: true } : e)) : list;
   }, [graph, view, selectedEdge, traffic, groupFlows]);
@@ -647,9 +659,7 @@ function Canvas(props: MeshCanvasProps) {
                   title={trafficTitle(traffic)}
                   onClick={onToggleTraffic}
                 >
-                  {traffic
-                    ? `⇄ ${traffic.sessions.length} session${traffic.sessions.length === 1 ? '' : 's'}`
-                    : '⇄ Traffic'}
+                  {traffic ? trafficButtonText(traffic) : '⇄ Traffic'}
                 </button>
               ) : null}
               {grouped ? null : (
@@ -877,11 +887,42 @@ function trafficEdge(e: Edge, sessions: number): Edge {
   };
 }
 
+/** An edge gRPC clients' RPCs run along: drawn as a flow with RPC/s and success, red when RPCs fail. */
+function loadEdge(e: Edge, load: LoadCell): Edge {
+  const text = `⇄ ${loadLabel(load)}`;
+  const failing = loadFailing(load);
+  return {
+    ...e,
+    className: `${e.className ?? ''} edge-traffic${failing ? ' edge-traffic--failing' : ''}`,
+    animated: true,
+    label: e.label ? `${String(e.label)} · ${text}` : text,
+    data: { ...e.data, rps: load.rps },
+    ariaLabel: `${e.ariaLabel ?? ''}, ${loadLabel(load)}`,
+  };
+}
+
+/** The traffic button while on: the sessions, and the gRPC clients' RPCs once one reports. */
+function trafficButtonText(traffic: GraphTraffic): string {
+  const n = traffic.sessions.length;
+  const sessions = `${n} session${n === 1 ? '' : 's'}`;
+  if (traffic.load.reporting.length === 0) return `⇄ ${sessions}`;
+  return n > 0 ? `⇄ ${sessions} · ${formatRps(traffic.load.rps)}` : `⇄ ${formatRps(traffic.load.rps)}`;
+}
+
 /** What the traffic button's tooltip says: where the sessions come from and what is missing. */
 function trafficTitle(traffic: GraphTraffic | undefined): string {
-  if (!traffic) return "Show the proxies' live sessions on the graph (T)";
+  if (!traffic) return "Show the proxies' live sessions and the gRPC clients' RPCs on the graph (T)";
+  const { load } = traffic;
+  const gone = load.clusters.filter((c) => c.missing === 'cluster');
   return [
     "Live sessions from each l7mp proxy's session list, read every 2 s (l7mp counts no bytes). Click (or T) to hide.",
+    load.clients.length > 0
+      ? "RPCs per second and success over the last 10 s from the gRPC clients' own load reports (every 2 s)."
+      : '',
+    load.clients.length > load.reporting.length
+      ? `No load reports yet from ${load.clients.filter((c) => !load.reporting.includes(c)).join(', ')}`
+      : '',
+    ...gone.map((c) => `${c.proxy}: cluster ${c.cluster} is not in this draft (${formatRps(c.load.rps)})`),
     ...traffic.unavailable.map((u) => `${u.proxy}: sessions unavailable: ${u.reason}`),
     traffic.unplaced > 0
       ? `${traffic.unplaced} session${traffic.unplaced === 1 ? ' runs' : 's run'} on listeners this draft does not have`

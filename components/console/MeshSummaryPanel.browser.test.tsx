@@ -4,18 +4,26 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { DraftCompilation } from '@/lib/console/compileDraft';
 import type { GraphNode } from '@/lib/console/meshGraph';
 import { MeshSummaryPanel } from './MeshSummaryPanel';
-import { graphNode } from '@/lib/console/liveState.testutil';
+import { clusterLoad, graphNode } from '@/lib/console/liveState.testutil';
+import type { GraphTraffic } from '@/lib/console/graphTraffic';
+import { type GraphLoad, NO_LOAD } from '@/lib/console/grpcLoad';
+import { NO_REPORTS } from './GrpcLoad';
 
 let host: HTMLDivElement | undefined;
 afterEach(() => host?.remove());
 
 const node = (kind: GraphNode['kind'], name: string): GraphNode => graphNode(kind, name);
 
-function draw(nodes: GraphNode[]): HTMLElement {
+function draw(nodes: GraphNode[], traffic?: GraphTraffic): HTMLElement {
   host = document.createElement('div');
   document.body.append(host);
-  const compilation = { graph: { nodes, edges: [] }, diagnostics: [] } as unknown as DraftCompilation;
-  createRoot(host).render(<MeshSummaryPanel compilation={compilation} live={undefined} onFind={() => {}} />);
+  const compilation = {
+    graph: { nodes, edges: [], listeners: {} },
+    diagnostics: [],
+  } as unknown as DraftCompilation;
+  createRoot(host).render(
+    <MeshSummaryPanel compilation={compilation} live={undefined} traffic={traffic} onFind={() => {}} />,
+  );
   return host;
 }
 
@@ -43,5 +51,50 @@ describe('MeshSummaryPanel', () => {
     const root = draw([node('Proxy', 'p'), node('Proxy', 'q'), node('Missing', 'x'), node('Missing', 'y')]);
     expect(await kindText(root, 'Proxy')).toBe('2 proxies');
     expect(await kindText(root, 'Missing')).toBe('2 missing references');
+  });
+
+  it("sums the gRPC clients' RPCs, red when some failed, and says when none has reported yet", async () => {
+    const traffic = (load: GraphLoad): GraphTraffic => ({
+      nodes: {},
+      edges: {},
+      sessions: [],
+      unplaced: 0,
+      unavailable: [],
+      load,
+    });
+    const placed = (c: ReturnType<typeof clusterLoad>) => ({
+      proxy: 'default/grpc-client',
+      cluster: c.cluster,
+      load: c,
+      windowMs: 10_000,
+      nodes: [],
+      edges: [],
+    });
+    const reporting: GraphLoad = {
+      ...NO_LOAD,
+      clients: ['default/grpc-client'],
+      reporting: ['default/grpc-client'],
+      clusters: [
+        placed(clusterLoad('a', { issued: 80 })),
+        placed(clusterLoad('b', { issued: 20, succeeded: 15, failed: 5 })),
+      ],
+    };
+    const root = draw([node('Proxy', 'grpc-client')], traffic(reporting));
+    await expect
+      .poll(() => root.querySelector('[data-testid="summary-grpc-load"]')?.textContent)
+      .toBe('gRPC clients: ⇄ 10 RPC/s · 95%');
+    expect(root.querySelector('[data-testid="summary-grpc-load"] .tone-bad')).not.toBeNull();
+    host?.remove();
+    const idle = draw(
+      [node('Proxy', 'grpc-client')],
+      traffic({ ...NO_LOAD, clients: ['default/grpc-client'] }),
+    );
+    await expect
+      .poll(() => idle.querySelector('[data-testid="summary-grpc-load"]')?.textContent)
+      .toBe(`gRPC clients: ${NO_REPORTS}`);
+    host?.remove();
+    const none = draw([node('Proxy', 'gateway-0')], traffic(NO_LOAD));
+    await expect.poll(() => none.querySelector('[data-testid="summary-traffic"]')).not.toBeNull();
+    expect(none.querySelector('[data-testid="summary-grpc-load"]')).toBeNull();
   });
 });

@@ -2,9 +2,11 @@
 
 import type { DraftCompilation } from '@/lib/console/compileDraft';
 import type { GraphTraffic } from '@/lib/console/graphTraffic';
+import { type GraphLoad, loadFailing, loadLabel, totalLoad } from '@/lib/console/grpcLoad';
 import type { GraphNode, MeshGraph } from '@/lib/console/meshGraph';
 import { meshSummary } from '@/lib/console/meshSummary';
 import type { MeshLiveState } from '@/server/controlPlane/liveState';
+import { NO_REPORTS } from './GrpcLoad';
 import { KIND_LABEL } from './kindColors';
 import { proxyTone } from './nodeLive';
 
@@ -162,6 +164,7 @@ function TrafficSummary({
           </span>
         ) : null}
       </p>
+      {traffic.load.clients.length > 0 ? <GrpcLoadSummary load={traffic.load} /> : null}
       {busiest.length > 0 ? (
         <ul className="mesh-summary__attention">
           {busiest.map(({ node, sessions }) => (
@@ -180,5 +183,20 @@ function TrafficSummary({
         </ul>
       ) : null}
     </section>
+  );
+}
+
+/** The gRPC clients' RPCs together, from their load reports (they have no sessions to count). */
+function GrpcLoadSummary({ load }: { load: GraphLoad }) {
+  const total = totalLoad(load);
+  return (
+    <p data-testid="summary-grpc-load">
+      gRPC clients:{' '}
+      {total ? (
+        <span className={loadFailing(total) ? 'tone-bad' : 'tone-flow'}>⇄ {loadLabel(total)}</span>
+      ) : (
+        <span className="mesh-summary__note">{NO_REPORTS}</span>
+      )}
+    </p>
   );
 }

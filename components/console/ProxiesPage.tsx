@@ -9,6 +9,7 @@ import { formatAgo, sessionsSummary } from '@/lib/console/proxySessions';
 import type { ProxyLiveState } from '@/server/controlPlane/liveState';
 import { errorMessage } from './api';
 import { draftIdFromLocation, MAIN_DRAFT_ID, withDraft } from './draftId';
+import { ProxyLoadCell } from './GrpcLoad';
 import { proxyTone } from './nodeLive';
 import { SessionsList, SessionsToggle } from './ProxySessions';
 import { liveStateQuery } from './queries';
@@ -24,7 +25,7 @@ function xdsText(p: ProxyLiveState): string {
 
 /**
  * The proxies table: sync, last push, errors, endpoints, sessions (each proxy's list opens from its
- * count), xDS; live through the page's one EventSource.
+ * count; a gRPC client's RPC/s and success instead), xDS; live through the page's one EventSource.
  */
 export function ProxiesPage() {
   const live = useQuery(liveStateQuery);
@@ -153,7 +154,9 @@ export function ProxiesPage() {
                 <th scope="col">Listeners</th>
                 <th scope="col">Clusters</th>
                 <th scope="col">Endpoints</th>
-                <th scope="col">Sessions</th>
+                <th scope="col" title="l7mp sessions; for a proxyless gRPC client, RPCs over the last 10 s">
+                  Sessions
+                </th>
                 <th scope="col">Restarts</th>
                 <th scope="col">xDS</th>
               </tr>
@@ -196,8 +199,11 @@ export function ProxiesPage() {
                       <td>{p.listeners.length}</td>
                       <td>{p.clusters.length}</td>
                       <td>{endpoints}</td>
-                      <td title={p.sessions.available ? undefined : p.sessions.reason}>
-                        {p.apiUrl ? (
+                      <td title={p.sessions.available || p.role === 'grpc' ? undefined : p.sessions.reason}>
+                        {p.role === 'grpc' ? (
+                          // A proxyless gRPC client has no sessions: its RPCs, from its load reports.
+                          <ProxyLoadCell proxy={p} />
+                        ) : p.apiUrl ? (
                           <SessionsToggle
                             proxy={p}
                             summary={sessionsSummary(p)}

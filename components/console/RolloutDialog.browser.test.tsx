@@ -238,4 +238,43 @@ describe('RolloutDialog', () => {
       webhook: { url: 'https://ci.example/judge' },
     });
   });
+
+  it('judges by the gRPC clients’ load reports: its defaults, an inline error, the server’s 422 under it', async () => {
+    const screen = await show();
+    expect(screen.getByTestId('rollout-grpc-min-success').query()).toBeNull();
+    const grpc = screen.getByTestId('rollout-grpc');
+    await expect.element(grpc).not.toBeChecked();
+    await grpc.click();
+    await expect.element(screen.getByTestId('rollout-grpc-min-success')).toHaveValue('99');
+    const minRequests = screen.getByTestId('rollout-grpc-min-requests');
+    await expect.element(minRequests).toHaveValue('20');
+    await minRequests.fill('0');
+    await expect.element(screen.getByTestId('rollout-error-grpcMinRequests')).toHaveTextContent(/1/);
+    await expect.element(minRequests).toHaveAttribute('aria-invalid', 'true');
+    await expect.element(screen.getByTestId('rollout-start')).toBeDisabled();
+    await minRequests.fill('40');
+    await expect.element(screen.getByTestId('rollout-start')).toBeEnabled();
+    const why =
+      'no proxyless gRPC client (a pod labelled msm.l7mp.io/proxy: grpc) routes to Target default/echo-canary';
+    answers = [
+      { status: 422, body: { error: why, fields: [{ path: 'analysis.grpc', message: why }] } },
+      { status: 201, body: { rollout: rolloutIn('progressing') } },
+    ];
+    await screen.getByTestId('rollout-start').click();
+    await expect.element(screen.getByTestId('rollout-error-grpc')).toHaveTextContent(why);
+    await expect.element(grpc).toHaveAccessibleDescription(why);
+    expect((posted[0] as { analysis: unknown }).analysis).toEqual({
+      probe: { listener: 'gateway', count: 20, minSuccessPercent: 95 },
+      grpc: { minSuccessPercent: 99, minRequests: 40 },
+    });
+    // Unticked, the server's word goes with it, and the next start has no gRPC analysis.
+    await grpc.click();
+    expect(screen.getByTestId('rollout-error-grpc').query()).toBeNull();
+    expect(screen.getByTestId('rollout-grpc-min-requests').query()).toBeNull();
+    await screen.getByTestId('rollout-start').click();
+    await expect.element(screen.getByTestId('rollout-progress')).toBeVisible();
+    expect((posted[1] as { analysis: unknown }).analysis).toEqual({
+      probe: { listener: 'gateway', count: 20, minSuccessPercent: 95 },
+    });
+  });
 });

@@ -44,7 +44,7 @@ export interface RolloutFormProps {
 
 /**
  * The start of a progressive rollout: the canary, its steps (with presets), the pause, the analysis
- * (probes through a listener, a webhook) and what a failure does. It rolls out what runs, not the
+ * (probes through a listener, the gRPC clients' load reports, a webhook) and what a failure does. It rolls out what runs, not the
  * draft, and says so (and when the draft's split is not what runs). Problems show on their fields as
  * they are typed, and the server's 400/422 land there too.
  */
@@ -56,6 +56,7 @@ export function RolloutForm(p: RolloutFormProps) {
   const [edits, setEdits] = useState<Partial<RolloutFormValues>>({});
   const [serverErrors, setServerErrors] = useState<RolloutFormErrors>({});
   const [busy, setBusy] = useState(false);
+  const grpcErrorId = useId();
   const defaults = rolloutFormDefaults(split, p.listeners[0]);
   const canary = edits.canary ?? defaults.canary;
   const values: RolloutFormValues = {
@@ -263,6 +264,41 @@ export function RolloutForm(p: RolloutFormProps) {
             {numberField('maxP99', 'p99 at most, ms', 'decimal', 'rollout-max-p99', 'not judged')}
           </>
         ) : null}
+        <label className="rollout-field">
+          <span className="rollout-field__label">gRPC clients</span>
+          <span className="rollout-field__control">
+            <input
+              type="checkbox"
+              checked={values.grpc}
+              aria-invalid={errorsOf('grpc') !== undefined}
+              aria-describedby={errorsOf('grpc') ? grpcErrorId : undefined}
+              onChange={(e) => set('grpc', e.target.checked)}
+              data-testid="rollout-grpc"
+            />{' '}
+            judge the RPCs proxyless gRPC clients report to the canary over each pause
+          </span>
+        </label>
+        {errorsOf('grpc') ? (
+          <p
+            id={grpcErrorId}
+            className="field-error field-error--error"
+            role="alert"
+            data-testid="rollout-error-grpc"
+          >
+            {errorsOf('grpc')!.join('; ')}
+          </p>
+        ) : null}
+        {values.grpc ? (
+          <>
+            {numberField(
+              'grpcMinSuccess',
+              'RPCs succeeded at least, %',
+              'decimal',
+              'rollout-grpc-min-success',
+            )}
+            {numberField('grpcMinRequests', 'RPCs per step at least', 'numeric', 'rollout-grpc-min-requests')}
+          </>
+        ) : null}
         <Field label="webhook (optional)" errors={errorsOf('webhook')} field="webhook">
           {(id, describedBy) => (
             <input
@@ -279,7 +315,7 @@ export function RolloutForm(p: RolloutFormProps) {
             />
           )}
         </Field>
-        {!values.probe && !values.webhook.trim() ? (
+        {!values.probe && !values.grpc && !values.webhook.trim() ? (
           <p className="hint">Without an analysis each step passes once its pause is over.</p>
         ) : null}
       </fieldset>
@@ -336,7 +372,7 @@ export function RolloutForm(p: RolloutFormProps) {
   );
 }
 
-type NumberFieldName = 'pauseS' | 'count' | 'minSuccess' | 'maxP99';
+type NumberFieldName = 'pauseS' | 'count' | 'minSuccess' | 'maxP99' | 'grpcMinSuccess' | 'grpcMinRequests';
 
 /** A Field whose control is a short text input for a number (a pause, a count, a percentage, a latency). */
 function NumberField(p: {

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { render } from 'vitest-browser-react';
 import type { RolloutPhase } from '@/lib/rollout/rollout';
 import type { RolloutAction } from '@/lib/rollout/rolloutApi';
-import { NOW, rolloutIn } from '@/lib/rollout/rolloutFixtures.testutil';
+import { grpcFailed, NOW, rolloutIn } from '@/lib/rollout/rolloutFixtures.testutil';
 import { ApiError } from './api';
 import { RolloutProgress } from './RolloutProgress';
 
@@ -160,5 +160,28 @@ describe('RolloutProgress', () => {
         .elements()
         .map((e) => e.textContent),
     ).toContain('step 2 of 4 (25%): failed its analysis');
+  });
+
+  it('a step judged by the gRPC clients: the canary’s success rate over its hold, every backend’s RPCs, why it failed', async () => {
+    const base = rolloutIn('rolled-back');
+    const analysis = grpcFailed(46, 76);
+    const rollout = {
+      ...base,
+      spec: { ...base.spec, analysis: { grpc: { minSuccessPercent: 99, minRequests: 20 } } },
+      steps: [base.steps[0]!, { ...base.steps[1]!, analysis }],
+      message: `step 2 of 4 (25%) failed: ${analysis.reasons[0]}; rolled back to echo-v1 100, echo-v2 0`,
+    };
+    const s = await render(<RolloutProgress rollout={rollout} now={NOW} onAction={async () => {}} />);
+    const row = s.getByTestId('rollout-step-1');
+    await expect.element(row).toHaveAttribute('data-status', 'failed');
+    await expect
+      .element(row)
+      .toHaveTextContent(
+        'gRPC RPCs to the canary: 0 of 50 succeeded (0%) in 30 s · RPCs: echo-v1 250, echo-v2 50 (50 failed)',
+      );
+    await expect
+      .element(row.getByTestId('rollout-step-reasons'))
+      .toHaveTextContent("the canary's success rate was 0% (0 of 50 RPCs succeeded, at least 99% needed)");
+    await expect.element(s.getByTestId('rollout-message')).toHaveTextContent('success rate was 0%');
   });
 });

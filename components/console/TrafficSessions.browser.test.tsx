@@ -2,6 +2,7 @@ import '@/app/globals.css';
 import { describe, expect, it } from 'vitest';
 import { render } from 'vitest-browser-react';
 import type { GraphTraffic, TrafficSession } from '@/lib/console/graphTraffic';
+import { NO_LOAD } from '@/lib/console/grpcLoad';
 import { SplitEditor } from './SplitEditor';
 import { TrafficSessions } from './TrafficSessions';
 
@@ -23,7 +24,14 @@ function flow(proxy: string, port: number, endpoint: string, second: number): Tr
 }
 
 function traffic(sessions: TrafficSession[], unavailable: GraphTraffic['unavailable'] = []): GraphTraffic {
-  return { nodes: { [TARGET]: sessions.length }, edges: {}, sessions, unplaced: 0, unavailable };
+  return {
+    nodes: { [TARGET]: sessions.length },
+    edges: {},
+    sessions,
+    unplaced: 0,
+    unavailable,
+    load: NO_LOAD,
+  };
 }
 
 describe('TrafficSessions', () => {

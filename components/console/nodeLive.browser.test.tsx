@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { GraphNode } from '@/lib/console/meshGraph';
-import { graphNode, proxyLive } from '@/lib/console/liveState.testutil';
+import { graphNode, grpcClientLive, proxyLive } from '@/lib/console/liveState.testutil';
 import type { MeshLiveState } from '@/server/controlPlane/liveState';
 import { nodeLive } from './nodeLive';
 
@@ -60,5 +60,45 @@ describe('nodeLive with the traffic overlay', () => {
     });
     expect(nodeLive(node('VirtualService', 'gateway'), live)).toBeUndefined();
     expect(nodeLive(node('VirtualService', 'gateway'), undefined, 3)).toBeUndefined();
+  });
+
+  it("adds the gRPC clients' RPCs, red where some failed", () => {
+    const ok = {
+      rps: 8,
+      issued: 80,
+      succeeded: 80,
+      failed: 0,
+      dropped: 0,
+      inProgress: 0,
+      successPercent: 100,
+    };
+    const failing = { ...ok, rps: 2, issued: 20, succeeded: 15, failed: 5, successPercent: 75 };
+    expect(nodeLive(node('VirtualService', 'echo-v1'), live, undefined, ok)).toEqual({
+      tone: 'flow',
+      text: '⇄ 8 RPC/s · 100%',
+    });
+    expect(nodeLive(node('VirtualService', 'echo-v2'), live, undefined, failing)).toEqual({
+      tone: 'bad',
+      text: '⇄ 2 RPC/s · 75%',
+    });
+    // After the node's own state; a failing load turns a good state red, and sessions still follow.
+    expect(nodeLive(node('Service', 'echo-v1'), live, 3, failing)).toEqual({
+      tone: 'bad',
+      text: '1/2 endpoints ready · ⇄ 2 RPC/s · 75% · ⇄ 3',
+      sessions: 3,
+    });
+    const client = {
+      ...node('Proxy', 'grpc-client'),
+      id: 'Pod/default/grpc-client',
+      proxyId: 'default/grpc-client',
+    };
+    const withClient: MeshLiveState = {
+      ...live,
+      proxies: { 'default/grpc-client': grpcClientLive('default/grpc-client', undefined) },
+    };
+    expect(nodeLive(client, withClient, undefined, ok)).toEqual({
+      tone: 'ok',
+      text: 'in sync · ⇄ 8 RPC/s · 100%',
+    });
   });
 });

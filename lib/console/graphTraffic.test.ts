@@ -5,6 +5,7 @@ import { compileDraft } from './compileDraft';
 import { applyCommand } from './draftCommands';
 import type { DraftDoc } from './draftDoc';
 import { graphTraffic, sessionsThrough, viewTraffic } from './graphTraffic';
+import { NO_LOAD } from './grpcLoad';
 import { proxyLive } from './liveState.testutil';
 import { exampleDraft } from './testDrafts.testutil';
 
@@ -233,6 +234,7 @@ describe('graphTraffic', () => {
       sessions: [],
       unplaced: 0,
       unavailable: [],
+      load: NO_LOAD,
     });
   });
 });

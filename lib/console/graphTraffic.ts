@@ -6,9 +6,11 @@
  *
  * l7mp 0.5.7 dumps no byte or packet counters, so traffic here is sessions (flows), not rates; a proxy
  * whose sessions cannot be listed (it answers 422 while a session has an ingress or egress chain) is
- * named in `unavailable` rather than counted as idle.
+ * named in `unavailable` rather than counted as idle. Proxyless gRPC clients have no sessions: their
+ * RPC load, from their own load reports, comes along as `load` (lib/console/grpcLoad.ts).
  */
 import type { LiveSession, MeshLiveState } from '@/server/controlPlane/liveState';
+import { type GraphLoad, grpcLoad, NO_LOAD } from './grpcLoad';
 import type { GraphEdge, MeshGraph } from './meshGraph';
 import { objectNodeId, proxyNodeId } from './nodeIds';
 
@@ -34,15 +36,31 @@ export interface GraphTraffic {
   unplaced: number;
   /** Proxies whose sessions could not be listed, and why. */
   unavailable: { proxy: string; reason: string }[];
+  /** The proxyless gRPC clients' RPCs per cluster, placed on the same graph. */
+  load: GraphLoad;
 }
 
-const NO_TRAFFIC: GraphTraffic = { nodes: {}, edges: {}, sessions: [], unplaced: 0, unavailable: [] };
+const NO_TRAFFIC: GraphTraffic = {
+  nodes: {},
+  edges: {},
+  sessions: [],
+  unplaced: 0,
+  unavailable: [],
+  load: NO_LOAD,
+};
 
 /** Where the live sessions of `live` run on `graph`: sessions per node and per edge. */
 export function graphTraffic(graph: MeshGraph, live: MeshLiveState | null | undefined): GraphTraffic {
   if (!live) return NO_TRAFFIC;
   const out = outEdges(graph);
-  const traffic: GraphTraffic = { nodes: {}, edges: {}, sessions: [], unplaced: 0, unavailable: [] };
+  const traffic: GraphTraffic = {
+    nodes: {},
+    edges: {},
+    sessions: [],
+    unplaced: 0,
+    unavailable: [],
+    load: grpcLoad(graph, live),
+  };
   for (const proxy of Object.values(live.proxies).sort((a, b) => (a.id < b.id ? -1 : 1))) {
     if (!proxy.sessions.available) {
       // A proxyless gRPC client has no sessions to list: it is not a proxy that failed to answer.

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { compileMesh } from '../engine/compileMesh';
 import { parseManifests } from '../parse/parseManifests';
-import { prepareLocalMesh } from './prepareLocalMesh';
+import { grpcClientAppDiagnostics, prepareLocalMesh } from './prepareLocalMesh';
 import { renderLocalMesh } from './renderLocalMesh';
 
 function example(name: string) {
@@ -102,6 +102,147 @@ describe('prepareLocalMesh', () => {
       '1236',
     ]);
     expect(diagnostics.filter((d) => d.code === 'local-api-port')).toHaveLength(2);
+  });
+
+  describe('the gRPC demo apps', () => {
+    const pod = (name: string, annotations: Record<string, string>, grpc = false) =>
+      `apiVersion: v1\nkind: Pod\nmetadata: {name: ${name}, labels: {${grpc ? 'msm.l7mp.io/proxy: grpc' : 'a: b'}}, annotations: ${JSON.stringify(annotations)}}`;
+    const prepare = (...docs: string[]) =>
+      prepareLocalMesh(parseManifests([{ path: 'p.yaml', content: docs.join('\n---\n') }]));
+    const errors = (r: ReturnType<typeof prepare>) =>
+      r.diagnostics
+        .filter((d) => d.code.startsWith('local-app'))
+        .map((d) => `${d.severity} ${d.object.name} ${d.path}: ${d.message}`);
+
+    it('reads examples/grpc-canary: a client of echo at 10 calls/s and two echo servers on 50051', () => {
+      const { prepared } = local('grpc-canary');
+      expect(prepared.apps).toEqual([
+        {
+          pod: 'default/echo-v1-a',
+          kind: 'grpc-echo',
+          name: 'echo-v1-a',
+          address: '127.0.0.71',
+          port: 50051,
+          failPercent: 0,
+        },
+        {
+          pod: 'default/echo-v2-a',
+          kind: 'grpc-echo',
+          name: 'echo-v2-a',
+          address: '127.0.0.72',
+          port: 50051,
+          failPercent: 0,
+        },
+        {
+          pod: 'default/grpc-client',
+          kind: 'grpc-client',
+          name: 'grpc-client',
+          address: '127.0.0.70',
+          target: 'echo',
+          rate: 10,
+        },
+      ]);
+      expect(errors(prepared)).toEqual([]);
+    });
+
+    it('defaults: fail percent 0, 5 calls per second; a client needs no port', () => {
+      const r = prepare(
+        pod('e', { 'meshdeck.l7mp.io/app': 'grpc-echo', 'meshdeck.l7mp.io/app-port': '7000' }),
+        pod('c', { 'meshdeck.l7mp.io/app': 'grpc-client', 'meshdeck.l7mp.io/app-target': 'svc.ns:1' }, true),
+      );
+      expect(r.apps.map((a) => [a.kind, a.failPercent, a.target, a.rate, a.port])).toEqual([
+        ['grpc-client', undefined, 'svc.ns:1', 5, undefined],
+        ['grpc-echo', 0, undefined, undefined, 7000],
+      ]);
+      expect(errors(r)).toEqual([]);
+    });
+
+    it("rejects bad annotations with the annotation's path, and starts no app for them", () => {
+      const app = 'meshdeck.l7mp.io/app';
+      const r = prepare(
+        pod('e1', {
+          [app]: 'grpc-echo',
+          'meshdeck.l7mp.io/app-port': '7000',
+          'meshdeck.l7mp.io/app-fail-percent': '101',
+        }),
+        pod('e2', {
+          [app]: 'grpc-echo',
+          'meshdeck.l7mp.io/app-port': '7000',
+          'meshdeck.l7mp.io/app-fail-percent': '2.5',
+        }),
+        pod('e3', { [app]: 'grpc-echo' }),
+        pod('c1', { [app]: 'grpc-client' }, true),
+        pod('c2', { [app]: 'grpc-client', 'meshdeck.l7mp.io/app-target': 'xds:///echo' }, true),
+        pod(
+          'c3',
+          { [app]: 'grpc-client', 'meshdeck.l7mp.io/app-target': 'echo', 'meshdeck.l7mp.io/app-rate': '201' },
+          true,
+        ),
+        pod(
+          'c4',
+          { [app]: 'grpc-client', 'meshdeck.l7mp.io/app-target': 'echo', 'meshdeck.l7mp.io/app-rate': '0' },
+          true,
+        ),
+        pod(
+          'c5',
+          { [app]: 'grpc-client', 'meshdeck.l7mp.io/app-target': 'echo', 'meshdeck.l7mp.io/app-rate': '' },
+          true,
+        ),
+      );
+      expect(r.apps).toEqual([]);
+      const fail = 'metadata.annotations["meshdeck.l7mp.io/app-fail-percent"]';
+      const target = 'metadata.annotations["meshdeck.l7mp.io/app-target"]';
+      const rate = 'metadata.annotations["meshdeck.l7mp.io/app-rate"]';
+      const rateMessage = (v: string) =>
+        `meshdeck.l7mp.io/app-rate must be calls per second above 0 and at most 200, not "${v}"`;
+      expect(errors(r)).toEqual([
+        `error c1 ${target}: a grpc-client app needs the name it dials (xds:///<name>, a VirtualService's name) in meshdeck.l7mp.io/app-target`,
+        `error c2 ${target}: meshdeck.l7mp.io/app-target "xds:///echo" is not an xDS listener name (letters, digits, ".", "_", ":", "-")`,
+        `error c3 ${rate}: ${rateMessage('201')}`,
+        `error c4 ${rate}: ${rateMessage('0')}`,
+        `error c5 ${rate}: ${rateMessage('')}`,
+        `error e1 ${fail}: meshdeck.l7mp.io/app-fail-percent must be a whole percentage 0-100 (the share of calls that fail), not "101"`,
+        `error e2 ${fail}: meshdeck.l7mp.io/app-fail-percent must be a whole percentage 0-100 (the share of calls that fail), not "2.5"`,
+        'error e3 metadata.annotations["meshdeck.l7mp.io/app-port"]: a grpc-echo app needs a port in meshdeck.l7mp.io/app-port',
+      ]);
+    });
+
+    it('warns about a grpc-client on a pod that xDS does not serve (no proxy: grpc label)', () => {
+      const r = prepare(
+        pod('c', { 'meshdeck.l7mp.io/app': 'grpc-client', 'meshdeck.l7mp.io/app-target': 'echo' }),
+      );
+      expect(r.apps).toHaveLength(1);
+      expect(errors(r)).toEqual([
+        'warning c metadata.labels["msm.l7mp.io/proxy"]: a grpc-client app gets its routes over xDS as node default/c, which only a proxyless gRPC client pod (label msm.l7mp.io/proxy: grpc) is served; its calls will fail',
+      ]);
+    });
+
+    it('says on the Pod why a grpc-client does not start without plaintext ADS, and what to do', () => {
+      const { apps } = local('grpc-canary').prepared;
+      expect(grpcClientAppDiagnostics(apps, { insecure: true })).toEqual([]);
+      const where = {
+        object: { kind: 'Pod', namespace: 'default', name: 'grpc-client' },
+        path: 'metadata.annotations["meshdeck.l7mp.io/app"]',
+      };
+      expect(grpcClientAppDiagnostics(apps, {})).toEqual([
+        {
+          severity: 'warning',
+          code: 'local-app-not-started',
+          message:
+            'local mesh: the grpc-client app of default/grpc-client is not started: this control plane serves ADS over mTLS and @grpc/grpc-js-xds cannot present a client certificate; serve with --xds-insecure (plaintext ADS on loopback) to run it',
+          ...where,
+        },
+      ]);
+      expect(grpcClientAppDiagnostics(apps, undefined)).toEqual([
+        {
+          severity: 'warning',
+          code: 'local-app-not-started',
+          message:
+            'local mesh: the grpc-client app of default/grpc-client is not started: this control plane serves no xDS (--no-xds), and the client gets its routes over xDS; serve with --xds-insecure (plaintext ADS on loopback) to run it',
+          ...where,
+        },
+      ]);
+    });
   });
 });
 

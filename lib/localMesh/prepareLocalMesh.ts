@@ -12,12 +12,25 @@ export const APP_PATH_ANNOTATION = 'meshdeck.l7mp.io/app-path';
 /** The name the app puts in its replies (default: the pod name). */
 export const APP_NAME_ANNOTATION = 'meshdeck.l7mp.io/app-name';
 
+/** grpc-echo: the share of calls (0-100, default 0) that fail with UNAVAILABLE, e.g. a broken canary. */
+export const APP_FAIL_PERCENT_ANNOTATION = 'meshdeck.l7mp.io/app-fail-percent';
+/** grpc-client: the xDS name it dials (`xds:///<name>`, the name of the VirtualService serving it). */
+export const APP_TARGET_ANNOTATION = 'meshdeck.l7mp.io/app-target';
+/** grpc-client: calls per second (default 5, at most 200). */
+export const APP_RATE_ANNOTATION = 'meshdeck.l7mp.io/app-rate';
+
+const DEFAULT_CLIENT_RATE = 5;
+/** The most calls per second a grpc-client app makes. */
+export const MAX_CLIENT_RATE = 200;
+
 export const DEMO_APP_KINDS = [
   'udp-echo',
   'uds-echo',
   'websocket-echo',
   'jsonsocket-echo',
   'transcoder',
+  'grpc-echo',
+  'grpc-client',
 ] as const;
 export type DemoAppKind = (typeof DEMO_APP_KINDS)[number];
 
@@ -30,6 +43,12 @@ export interface LocalAppSpec {
   port?: number;
   /** The socket path as the mesh names it (the runtime roots it in the pod's folder). */
   path?: string;
+  /** grpc-echo: the share of calls that fail (0-100). */
+  failPercent?: number;
+  /** grpc-client: the xDS name it dials. */
+  target?: string;
+  /** grpc-client: calls per second. */
+  rate?: number;
 }
 
 export interface PreparedLocalMesh {
@@ -199,6 +218,25 @@ function localApps(pods: Pod[], diagnostics: Diagnostic[]): LocalAppSpec[] {
     };
     const path = a[APP_PATH_ANNOTATION];
     const port = a[APP_PORT_ANNOTATION];
+    if (kind === 'grpc-client') {
+      const client = grpcClientFields(a);
+      if ('error' in client) {
+        fail(client.error, client.annotation);
+        continue;
+      }
+      Object.assign(spec, client);
+      if (p.metadata.labels?.[PROXY_LABEL] !== 'grpc') {
+        diagnostics.push({
+          severity: 'warning',
+          code: 'local-app-unreachable',
+          message: `a grpc-client app gets its routes over xDS as node ${spec.pod}, which only a proxyless gRPC client pod (label ${PROXY_LABEL}: grpc) is served; its calls will fail`,
+          object,
+          path: `metadata.labels["${PROXY_LABEL}"]`,
+        });
+      }
+      apps.push(spec);
+      continue;
+    }
     if (kind === 'uds-echo' || (kind === 'transcoder' && port === undefined)) {
       if (!path?.startsWith('/')) {
         fail(`a ${kind} app needs an absolute socket path in ${APP_PATH_ANNOTATION}`, APP_PATH_ANNOTATION);
@@ -213,6 +251,18 @@ function localApps(pods: Pod[], diagnostics: Diagnostic[]): LocalAppSpec[] {
       }
       spec.port = n;
     }
+    if (kind === 'grpc-echo') {
+      const raw = a[APP_FAIL_PERCENT_ANNOTATION];
+      const n = raw === undefined ? 0 : Number(raw);
+      if (raw?.trim() === '' || !Number.isInteger(n) || n < 0 || n > 100) {
+        fail(
+          `${APP_FAIL_PERCENT_ANNOTATION} must be a whole percentage 0-100 (the share of calls that fail), not "${raw}"`,
+          APP_FAIL_PERCENT_ANNOTATION,
+        );
+        continue;
+      }
+      spec.failPercent = n;
+    }
     if (p.metadata.labels?.[PROXY_LABEL] === undefined && kind === 'uds-echo') {
       diagnostics.push({
         severity: 'warning',
@@ -224,6 +274,57 @@ function localApps(pods: Pod[], diagnostics: Diagnostic[]): LocalAppSpec[] {
     apps.push(spec);
   }
   return apps;
+}
+
+/** A grpc-client app's target and rate from its pod's annotations, or what is wrong with them. */
+function grpcClientFields(
+  a: Record<string, string>,
+): { target: string; rate: number } | { error: string; annotation: string } {
+  const target = a[APP_TARGET_ANNOTATION];
+  if (target === undefined || !/^[A-Za-z0-9][A-Za-z0-9._:-]*$/.test(target)) {
+    return {
+      error:
+        target === undefined
+          ? `a grpc-client app needs the name it dials (xds:///<name>, a VirtualService's name) in ${APP_TARGET_ANNOTATION}`
+          : `${APP_TARGET_ANNOTATION} "${target}" is not an xDS listener name (letters, digits, ".", "_", ":", "-")`,
+      annotation: APP_TARGET_ANNOTATION,
+    };
+  }
+  const raw = a[APP_RATE_ANNOTATION];
+  const rate = raw === undefined ? DEFAULT_CLIENT_RATE : Number(raw);
+  if (raw?.trim() === '' || !Number.isFinite(rate) || rate <= 0 || rate > MAX_CLIENT_RATE) {
+    return {
+      error: `${APP_RATE_ANNOTATION} must be calls per second above 0 and at most ${MAX_CLIENT_RATE}, not "${raw}"`,
+      annotation: APP_RATE_ANNOTATION,
+    };
+  }
+  return { target, rate };
+}
+
+/**
+ * Why the grpc-client apps cannot start on this control plane, one diagnostic each: grpc-js-xds
+ * presents no client certificate, so it needs plaintext ADS (`--xds-insecure`), and xDS at all.
+ */
+export function grpcClientAppDiagnostics(
+  apps: readonly LocalAppSpec[],
+  xds: { insecure?: boolean } | undefined,
+): Diagnostic[] {
+  if (xds?.insecure) return [];
+  const why = xds
+    ? 'this control plane serves ADS over mTLS and @grpc/grpc-js-xds cannot present a client certificate'
+    : 'this control plane serves no xDS (--no-xds), and the client gets its routes over xDS';
+  return apps
+    .filter((app) => app.kind === 'grpc-client')
+    .map((app) => {
+      const [namespace, name] = app.pod.split('/') as [string, string];
+      return {
+        severity: 'warning' as const,
+        code: 'local-app-not-started',
+        message: `local mesh: the grpc-client app of ${app.pod} is not started: ${why}; serve with --xds-insecure (plaintext ADS on loopback) to run it`,
+        object: { kind: 'Pod', namespace, name },
+        path: `metadata.annotations["${APP_ANNOTATION}"]`,
+      };
+    });
 }
 
 function podKey(o: { metadata: { name: string; namespace?: string } }): string {

@@ -127,6 +127,18 @@ const ROWS: readonly RowSpec[] = [
           },
         ],
       },
+      {
+        title: 'Proxyless gRPC client RPCs',
+        description:
+          "RPCs per second that proxyless gRPC clients report finishing (LRS), by xDS cluster and result (success, error; dropped by the client's load balancer).",
+        unit: 'reqps',
+        queries: [
+          {
+            expr: `sum by (cluster, result) (rate(meshdeck_xds_client_requests_total{${J}}[$__rate_interval]))`,
+            legend: '{{cluster}} {{result}}',
+          },
+        ],
+      },
     ],
   },
   {

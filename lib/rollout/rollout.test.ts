@@ -2,13 +2,16 @@ import { describe, expect, it } from 'vitest';
 import {
   canaryPercent,
   checkRollout,
+  hasAnalysis,
   judgeStep,
   nextMove,
   replyPod,
   rolloutId,
   RolloutSpec,
   stepWeights,
+  summariseLoad,
   summariseProbes,
+  windowSeconds,
 } from './rollout';
 
 const spec = (over: Record<string, unknown> = {}) =>
@@ -53,6 +56,85 @@ describe('RolloutSpec', () => {
   });
 });
 
+describe('the gRPC analysis', () => {
+  const T = Date.parse('2026-12-01T10:00:00.000Z');
+  const clusters = ['echo-split.default/echo-v1', 'echo-split.default/echo-v2'];
+  const load = (v1: [number, number], v2: [number, number]) =>
+    summariseLoad(
+      {
+        [clusters[0]!]: { issued: v1[0] + v1[1] + 3, succeeded: v1[0], failed: v1[1], dropped: 0 },
+        [clusters[1]!]: { issued: v2[0] + v2[1], succeeded: v2[0], failed: v2[1], dropped: 0 },
+        'other/cluster': { issued: 9, succeeded: 9, failed: 0, dropped: 0 },
+      },
+      { entries: ['echo-v1', 'echo-v2'], clusters, canaryIndex: 1, fromMs: T, toMs: T + 30_500 },
+    );
+  const judge = (g: ReturnType<typeof load>, grpc: Record<string, unknown> = {}) =>
+    judgeStep(spec({ analysis: { grpc } }).analysis, { grpc: g }, new Date(T));
+
+  it('defaults: 99% of at least 20 finished RPCs; strict fields; it counts as an analysis', () => {
+    const s = spec({ analysis: { grpc: {} } });
+    expect(s.analysis.grpc).toEqual({ minSuccessPercent: 99, minRequests: 20 });
+    expect(hasAnalysis(s.analysis)).toBe(true);
+    expect(hasAnalysis(spec().analysis)).toBe(false);
+    const bad = RolloutSpec.safeParse({
+      target: { name: 't' },
+      canary: 'c',
+      steps: [100],
+      analysis: { grpc: { minRequests: 0, window: 5 } },
+    });
+    expect(bad.error!.issues.map((i) => i.path.join('.')).sort()).toEqual([
+      'analysis.grpc',
+      'analysis.grpc.minRequests',
+    ]);
+  });
+
+  it("sums the canary's finished RPCs and every entry's, over the window", () => {
+    const g = load([150, 0], [38, 2]);
+    expect(g).toEqual({
+      cluster: 'echo-split.default/echo-v2',
+      requests: 40,
+      succeeded: 38,
+      failed: 2,
+      successPercent: 95,
+      byBackend: {
+        'echo-v1': { requests: 150, succeeded: 150, failed: 0 },
+        'echo-v2': { requests: 40, succeeded: 38, failed: 2 },
+      },
+      window: { from: '2026-12-01T10:00:00.000Z', to: '2026-12-01T10:00:30.500Z' },
+    });
+    expect(windowSeconds(g.window)).toBe(30.5);
+    // An entry no client called is there with zeros; nothing finished: no rate.
+    const none = summariseLoad(
+      {},
+      { entries: ['echo-v1', 'echo-v2'], clusters, canaryIndex: 1, fromMs: T, toMs: T + 1000 },
+    );
+    expect(none).toMatchObject({
+      requests: 0,
+      successPercent: null,
+      byBackend: { 'echo-v1': { requests: 0 }, 'echo-v2': { requests: 0 } },
+    });
+  });
+
+  it('passes a healthy canary; fails a low success rate, too few requests, or reports not read', () => {
+    expect(judge(load([100, 0], [40, 0]))).toMatchObject({ passed: true, reasons: [] });
+    expect(judge(load([100, 0], [38, 2])).reasons).toEqual([
+      "the canary's success rate was 95% (38 of 40 RPCs succeeded, at least 99% needed)",
+    ]);
+    expect(judge(load([100, 0], [38, 2]), { minSuccessPercent: 95 }).passed).toBe(true);
+    // 98.96% shows as 99% but does not reach a 99% bar.
+    const close = load([0, 0], [95, 1]);
+    expect(close.successPercent).toBe(99);
+    expect(judge(close).passed).toBe(false);
+    expect(judge(load([100, 0], [19, 0])).reasons).toEqual([
+      'too few requests: the gRPC clients reported 19 finished RPCs to the canary (echo-split.default/echo-v2) in 30.5 s, at least 20 needed to judge it',
+    ]);
+    expect(judge(load([100, 0], [1, 0]), { minRequests: 1 }).passed).toBe(true);
+    expect(judgeStep(spec({ analysis: { grpc: {} } }).analysis, {}, new Date(T)).reasons).toEqual([
+      "the gRPC clients' load reports were not read",
+    ]);
+  });
+});
+
 describe('stepWeights and canaryPercent', () => {
   it('gives the canary its share and the others the rest in their proportions, summing to 100', () => {
     expect(stepWeights([80, 20], 1, 50)).toEqual([50, 50]);
@@ -86,6 +168,16 @@ describe('checkRollout', () => {
       message: "the first step (20%) must be above the canary's share now (20%)",
     });
     expect(checkRollout(spec(), [{ serviceName: 'echo-v2', weight: 1 }])[0]!.path).toBe('target');
+  });
+
+  it('refuses a gRPC analysis where no client reports the split, on analysis.grpc', () => {
+    const grpc = spec({ analysis: { grpc: {} } });
+    expect(checkRollout(grpc, split, { error: 'no proxyless gRPC client routes there' })).toEqual([
+      { path: 'analysis.grpc', message: 'no proxyless gRPC client routes there' },
+    ]);
+    expect(checkRollout(grpc, split, { clusters: ['a', 'b'], clients: ['default/c'] })).toEqual([]);
+    // Without a gRPC analysis where the clients go does not matter.
+    expect(checkRollout(spec(), split, { error: 'none' })).toEqual([]);
   });
 });
 

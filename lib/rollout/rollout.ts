@@ -2,13 +2,15 @@
  * Progressive canary rollouts: the weight of one backend of a Target's `split` moved step by step
  * (Flagger's and Argo Rollouts' canary steps), each step applied to what runs, held for a pause, then
  * judged by an analysis: probes sent through a listener of the mesh (success rate, latency, which
- * backend answered) and an optional webhook that must answer 2xx. A failed analysis rolls the split back
+ * backend answered), what the proxyless gRPC clients reported of their RPCs to the canary (LRS, as
+ * Flagger judges a request success rate, without Prometheus) and an optional webhook that must answer 2xx. A failed analysis rolls the split back
  * to the weights it had before the rollout (or pauses it, as the spec says). Pure: the schemas of the
  * spec and of the state the server keeps (server/rollout/RolloutRunner.ts) and shows in the console, and
  * the decisions between steps.
  */
 import { z } from 'zod';
 import { moveWeight } from '../console/splitWeights';
+import type { LoadTotals } from '../xds/loadReports';
 
 /** A namespaced object's name. */
 export const ObjectRef = z.strictObject({
@@ -39,6 +41,18 @@ export const RolloutProbe = z.strictObject({
 });
 export type RolloutProbe = z.infer<typeof RolloutProbe>;
 
+/**
+ * The canary judged by the RPCs proxyless gRPC clients reported (LRS) over the step's hold window:
+ * from when its weights were applied until its analysis.
+ */
+export const RolloutGrpc = z.strictObject({
+  /** The share of the canary's finished RPCs (succeeded + failed) that must have succeeded, in percent. */
+  minSuccessPercent: z.number().min(0).max(100).default(99),
+  /** The fewest finished RPCs to the canary that can be judged; fewer fail the step. */
+  minRequests: z.number().int().min(1).max(1_000_000).default(20),
+});
+export type RolloutGrpc = z.infer<typeof RolloutGrpc>;
+
 /** A URL the server POSTs each step's state to; any answer but 2xx (or none in time) fails the step. */
 export const RolloutWebhook = z.strictObject({
   url: z
@@ -61,7 +75,11 @@ export const RolloutSpec = z
     /** How long each step runs before its analysis, in seconds. */
     pauseS: z.number().min(0).max(86_400).default(30),
     analysis: z
-      .strictObject({ probe: RolloutProbe.optional(), webhook: RolloutWebhook.optional() })
+      .strictObject({
+        probe: RolloutProbe.optional(),
+        grpc: RolloutGrpc.optional(),
+        webhook: RolloutWebhook.optional(),
+      })
       .default({}),
     /** A failed step rolls the split back to its weights before the rollout, or pauses the rollout there. */
     onFailure: z.enum(['rollback', 'pause']).default('rollback'),
@@ -93,6 +111,31 @@ export const ProbeAnalysis = z.strictObject({
 });
 export type ProbeAnalysis = z.infer<typeof ProbeAnalysis>;
 
+/** One split entry's RPCs in a gRPC analysis: finished ones (`requests`), and how they ended. */
+export const GrpcBackendLoad = z.strictObject({
+  requests: z.number().int().nonnegative(),
+  succeeded: z.number().int().nonnegative(),
+  failed: z.number().int().nonnegative(),
+});
+export type GrpcBackendLoad = z.infer<typeof GrpcBackendLoad>;
+
+/** What the proxyless gRPC clients reported of the canary over a step's hold window. */
+export const GrpcAnalysis = z.strictObject({
+  /** The canary's xDS cluster. */
+  cluster: z.string(),
+  /** The canary's finished RPCs (succeeded + failed). */
+  requests: z.number().int().nonnegative(),
+  succeeded: z.number().int().nonnegative(),
+  failed: z.number().int().nonnegative(),
+  /** succeeded / requests in percent, to one decimal; null when none finished. */
+  successPercent: z.number().nullable(),
+  /** Every split entry's RPCs (0 for one that got none), so the split the clients made shows. */
+  byBackend: z.record(z.string(), GrpcBackendLoad),
+  /** The reports that arrived in (from, to] were counted (ISO 8601). */
+  window: z.strictObject({ from: z.string(), to: z.string() }),
+});
+export type GrpcAnalysis = z.infer<typeof GrpcAnalysis>;
+
 export const WebhookAnalysis = z.strictObject({
   ok: z.boolean(),
   status: z.number().int().optional(),
@@ -105,6 +148,7 @@ export type WebhookAnalysis = z.infer<typeof WebhookAnalysis>;
 export const StepAnalysis = z.strictObject({
   at: z.string(),
   probe: ProbeAnalysis.optional(),
+  grpc: GrpcAnalysis.optional(),
   webhook: WebhookAnalysis.optional(),
   passed: z.boolean(),
   /** Why it failed (empty when it passed). */
@@ -168,6 +212,8 @@ export const RolloutState = z.strictObject({
   weights: z.array(z.number().int().nonnegative()),
   /** The index in `entries` of the canary. */
   canaryIndex: z.number().int().nonnegative(),
+  /** With a gRPC analysis: the xDS cluster of each entry (in `entries`' order) the clients report. */
+  clusters: z.array(z.string()).optional(),
   /** Every step started so far, in order (a step's index is its index in spec.steps). */
   steps: z.array(RolloutStep),
   /** Why it paused, failed, was rolled back or aborted. */
@@ -207,12 +253,20 @@ export interface RolloutProblem {
 }
 
 /**
+ * Where proxyless gRPC clients report a Target's split (lib/rollout/grpcRouting.ts): the xDS cluster of
+ * each entry and the clients whose routes lead there, or why a gRPC analysis cannot judge it.
+ */
+export type GrpcRouting = { clusters: string[]; clients: string[] } | { error: string };
+
+/**
  * Whether `spec` can start on a Target whose split is `split` (undefined: no such Target, or it has no
- * split): the canary must be one of its entries and the first step above the canary's share now.
+ * split): the canary must be one of its entries and the first step above the canary's share now; with
+ * a gRPC analysis, `grpc` (when known) must name clients that report the split.
  */
 export function checkRollout(
   spec: RolloutSpec,
   split: readonly { serviceName: string; weight: number }[] | undefined,
+  grpc?: GrpcRouting,
 ): RolloutProblem[] {
   const name = `Target ${spec.target.namespace}/${spec.target.name}`;
   if (!split) return [{ path: 'target', message: `${name} does not run with a split` }];
@@ -240,7 +294,13 @@ export function checkRollout(
         message: `the first step (${spec.steps[0]}%) must be above the canary's share now (${now}%)`,
       },
     ];
+  if (spec.analysis.grpc && grpc && 'error' in grpc) return [{ path: 'analysis.grpc', message: grpc.error }];
   return [];
+}
+
+/** Whether a spec judges its steps at all (without an analysis a step passes after its pause). */
+export function hasAnalysis(analysis: RolloutSpec['analysis']): boolean {
+  return analysis.probe !== undefined || analysis.grpc !== undefined || analysis.webhook !== undefined;
 }
 
 /** The pod that answered a probe, from the demo apps' echo `<pod>(<payload>)`; undefined for another answer. */
@@ -293,14 +353,48 @@ export function summariseProbes(
   };
 }
 
+/** What the gRPC clients reported over a step's window (`totals` per xDS cluster), for the split's entries. */
+export function summariseLoad(
+  totals: Readonly<Record<string, LoadTotals>>,
+  o: {
+    entries: readonly string[];
+    clusters: readonly string[];
+    canaryIndex: number;
+    fromMs: number;
+    toMs: number;
+  },
+): GrpcAnalysis {
+  const byBackend: Record<string, GrpcBackendLoad> = {};
+  o.entries.forEach((entry, i) => {
+    const t = totals[o.clusters[i] ?? ''];
+    const succeeded = t?.succeeded ?? 0;
+    const failed = t?.failed ?? 0;
+    byBackend[entry] = { requests: succeeded + failed, succeeded, failed };
+  });
+  const canary = byBackend[o.entries[o.canaryIndex] ?? ''] ?? { requests: 0, succeeded: 0, failed: 0 };
+  return {
+    cluster: o.clusters[o.canaryIndex] ?? '',
+    ...canary,
+    successPercent:
+      canary.requests === 0 ? null : Math.round((canary.succeeded / canary.requests) * 1000) / 10,
+    byBackend,
+    window: { from: new Date(o.fromMs).toISOString(), to: new Date(o.toMs).toISOString() },
+  };
+}
+
+/** The window's length in seconds, to one decimal. */
+export function windowSeconds(w: GrpcAnalysis['window']): number {
+  return Math.max(0, Math.round((Date.parse(w.to) - Date.parse(w.from)) / 100) / 10);
+}
+
 /** The verdict on one step: every analysis the spec asks for must pass. */
 export function judgeStep(
   analysis: RolloutSpec['analysis'],
-  results: { probe?: ProbeAnalysis; webhook?: WebhookAnalysis },
+  results: { probe?: ProbeAnalysis; grpc?: GrpcAnalysis; webhook?: WebhookAnalysis },
   at: Date,
 ): StepAnalysis {
   const reasons: string[] = [];
-  const { probe, webhook } = results;
+  const { probe, grpc, webhook } = results;
   if (analysis.probe) {
     if (!probe) reasons.push('the probes did not run');
     else {
@@ -319,6 +413,20 @@ export function judgeStep(
         );
     }
   }
+  if (analysis.grpc) {
+    const want = analysis.grpc;
+    if (!grpc) reasons.push("the gRPC clients' load reports were not read");
+    else if (grpc.requests < want.minRequests)
+      // Flagger halts on "no values found"; here too few RPCs is a failed analysis, so onFailure decides.
+      reasons.push(
+        `too few requests: the gRPC clients reported ${grpc.requests} finished RPC${grpc.requests === 1 ? '' : 's'} to the canary (${grpc.cluster}) in ${windowSeconds(grpc.window)} s, at least ${want.minRequests} needed to judge it`,
+      );
+    // Exact, not the rounded percentage: 98.96% must not pass a 99% bar.
+    else if (grpc.succeeded * 100 < want.minSuccessPercent * grpc.requests)
+      reasons.push(
+        `the canary's success rate was ${grpc.successPercent}% (${grpc.succeeded} of ${grpc.requests} RPCs succeeded, at least ${want.minSuccessPercent}% needed)`,
+      );
+  }
   if (analysis.webhook) {
     if (!webhook) reasons.push('the webhook was not called');
     else if (!webhook.ok)
@@ -329,6 +437,7 @@ export function judgeStep(
   return {
     at: at.toISOString(),
     ...(probe ? { probe } : {}),
+    ...(grpc ? { grpc } : {}),
     ...(webhook ? { webhook } : {}),
     passed: reasons.length === 0,
     reasons,

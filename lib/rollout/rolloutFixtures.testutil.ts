@@ -41,6 +41,27 @@ export const FAILED_ANALYSIS: StepAnalysis = {
   reasons: ['12 of 20 probes answered (60%, at least 95% needed): no answer in 1000 ms'],
 };
 
+/** A gRPC analysis of a step applied at T0 + `from` s and judged at T0 + `to` s: the canary's RPCs failing. */
+export function grpcFailed(from: number, to: number): StepAnalysis {
+  return {
+    at: at(to),
+    grpc: {
+      cluster: 'echo-split.default.target.cluster.local/echo-v2',
+      requests: 50,
+      succeeded: 0,
+      failed: 50,
+      successPercent: 0,
+      byBackend: {
+        'echo-v1': { requests: 250, succeeded: 250, failed: 0 },
+        'echo-v2': { requests: 50, succeeded: 0, failed: 50 },
+      },
+      window: { from: at(from), to: at(to) },
+    },
+    passed: false,
+    reasons: ["the canary's success rate was 0% (0 of 50 RPCs succeeded, at least 99% needed)"],
+  };
+}
+
 const step = (percent: number, s: number, analysis?: StepAnalysis): RolloutStep => ({
   percent,
   weights: [100 - percent, percent],

@@ -135,6 +135,26 @@ describe('buildRolloutSpec', () => {
     });
   });
 
+  it('adds the gRPC clients’ analysis with its defaults, and puts its problems on its fields', () => {
+    expect(values).toMatchObject({ grpc: false, grpcMinSuccess: '99', grpcMinRequests: '20' });
+    expect(buildRolloutSpec(TARGET, { ...values, probe: false, grpc: true }, SPLIT)).toEqual({
+      spec: expect.objectContaining({ analysis: { grpc: { minSuccessPercent: 99, minRequests: 20 } } }),
+    });
+    expect(buildRolloutSpec(TARGET, { ...values, grpc: true, grpcMinSuccess: '' })).toEqual({
+      errors: { grpcMinSuccess: ['give the share of RPCs that must succeed'] },
+    });
+    expect(buildRolloutSpec(TARGET, { ...values, grpc: true, grpcMinRequests: '2.5' })).toEqual({
+      errors: { grpcMinRequests: [expect.stringMatching(/integer|int/)] },
+    });
+    // Unticked, its fields are not read.
+    expect(buildRolloutSpec(TARGET, { ...values, grpcMinSuccess: 'x' })).toHaveProperty('spec');
+    expect(fieldOfPath('analysis.grpc.minRequests')).toBe('grpcMinRequests');
+    expect(fieldOfPath('analysis.grpc.minSuccessPercent')).toBe('grpcMinSuccess');
+    expect(
+      formErrorsOf([{ path: 'analysis.grpc', message: 'no proxyless gRPC client routes there' }]),
+    ).toEqual({ grpc: ['no proxyless gRPC client routes there'] });
+  });
+
   it('puts each problem on its field: ours, the schema’s and the split’s', () => {
     expect(buildRolloutSpec(TARGET, { ...values, steps: '50, 25', count: 'x', listener: ' ' })).toEqual({
       errors: {

@@ -1,8 +1,9 @@
 /**
  * The console's "Progressive rollout…" form, pure: its fields as the user types them, their defaults
- * (the canary, steps that start above its share now, the listener that routes to the Target), and the
- * request built from them (RolloutSpecInput, checked with the same schema and checks the server uses),
- * with each problem, ours or the server's 400/422, placed on the field it is about.
+ * (the canary, steps that start above its share now, the listener that routes to the Target, the gRPC
+ * clients' success rate and request floor), and the request built from them (RolloutSpecInput, checked
+ * with the same schema and checks the server uses), with each problem, ours or the server's 400/422,
+ * placed on the field it is about.
  */
 import type { MeshGraph } from '../console/meshGraph';
 import { virtualServiceListener } from '../console/probeForm';
@@ -31,6 +32,10 @@ export interface RolloutFormValues {
   minSuccess: string;
   /** Empty: p99 is not judged. */
   maxP99: string;
+  /** Judged by the RPCs proxyless gRPC clients report over each step's hold. */
+  grpc: boolean;
+  grpcMinSuccess: string;
+  grpcMinRequests: string;
   /** Empty: no webhook. */
   webhook: string;
   onFailure: 'rollback' | 'pause';
@@ -141,6 +146,9 @@ export function rolloutFormDefaults(split: SplitEntries, listener: string | unde
     count: '20',
     minSuccess: '95',
     maxP99: '',
+    grpc: false,
+    grpcMinSuccess: '99',
+    grpcMinRequests: '20',
     webhook: '',
     onFailure: 'rollback',
   };
@@ -158,6 +166,9 @@ export function fieldOfPath(path: string): RolloutFormField {
   if (starts('analysis.probe.minSuccessPercent')) return 'minSuccess';
   if (starts('analysis.probe.maxP99Ms')) return 'maxP99';
   if (starts('analysis.probe')) return 'listener';
+  if (starts('analysis.grpc.minSuccessPercent')) return 'grpcMinSuccess';
+  if (starts('analysis.grpc.minRequests')) return 'grpcMinRequests';
+  if (starts('analysis.grpc')) return 'grpc';
   if (starts('analysis.webhook')) return 'webhook';
   return 'form';
 }
@@ -215,6 +226,15 @@ export function buildRolloutSpec(
         ...(maxP99 !== undefined ? { maxP99Ms: maxP99 } : {}),
       };
   }
+  let grpc: NonNullable<RolloutSpecInput['analysis']>['grpc'];
+  if (v.grpc) {
+    const minSuccess = numberField(v.grpcMinSuccess, 'the share of RPCs that must succeed');
+    const minRequests = numberField(v.grpcMinRequests, 'how many RPCs at least');
+    if (typeof minSuccess === 'string') put('grpcMinSuccess', minSuccess);
+    if (typeof minRequests === 'string') put('grpcMinRequests', minRequests);
+    if (typeof minSuccess === 'number' && typeof minRequests === 'number')
+      grpc = { minSuccessPercent: minSuccess, minRequests };
+  }
   if (Object.keys(errors).length > 0) return { errors };
   const spec: RolloutSpecInput = {
     target,
@@ -223,6 +243,7 @@ export function buildRolloutSpec(
     pauseS: pauseS as number,
     analysis: {
       ...(probe ? { probe } : {}),
+      ...(grpc ? { grpc } : {}),
       ...(v.webhook.trim() ? { webhook: { url: v.webhook.trim() } } : {}),
     },
     onFailure: v.onFailure,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ENDED_PHASES, RolloutPhase } from './rollout';
-import { FAILED_ANALYSIS, NOW, rolloutIn } from './rolloutFixtures.testutil';
+import { FAILED_ANALYSIS, grpcFailed, NOW, rolloutIn } from './rolloutFixtures.testutil';
 import {
   activeRolloutOf,
   analysisLines,
@@ -159,6 +159,41 @@ describe('stepViews', () => {
     expect(analysisLines({ at: '', passed: true, reasons: [] }, [])).toEqual([
       'no analysis: the step passed after its pause',
     ]);
+  });
+
+  it('analysis lines of the gRPC clients: the canary’s success rate over the window, every entry’s RPCs', () => {
+    expect(analysisLines(grpcFailed(46, 76), ['echo-v1', 'echo-v2'])).toEqual([
+      'gRPC RPCs to the canary: 0 of 50 succeeded (0%) in 30 s',
+      'RPCs: echo-v1 250, echo-v2 50 (50 failed)',
+    ]);
+    const none = grpcFailed(0, 2);
+    none.grpc = {
+      ...none.grpc!,
+      requests: 0,
+      failed: 0,
+      successPercent: null,
+      byBackend: { 'echo-v1': { requests: 0, succeeded: 0, failed: 0 } },
+    };
+    expect(analysisLines(none, ['echo-v1', 'echo-v2'])).toEqual([
+      'gRPC RPCs to the canary: 0 of 0 succeeded (none finished) in 2 s',
+      'RPCs: echo-v1 0',
+    ]);
+    // A rollout judged by the gRPC clients alone: its steps before the current one are judged ones.
+    const r = rolloutIn('rolled-back', {
+      spec: {
+        ...rolloutIn('rolled-back').spec,
+        analysis: { grpc: { minSuccessPercent: 99, minRequests: 20 } },
+      },
+    });
+    r.steps[1]!.analysis = grpcFailed(46, 76);
+    expect(stepViews(r, NOW)[1]).toMatchObject({
+      status: 'failed',
+      analysis: [
+        'gRPC RPCs to the canary: 0 of 50 succeeded (0%) in 30 s',
+        'RPCs: echo-v1 250, echo-v2 50 (50 failed)',
+      ],
+      reasons: ["the canary's success rate was 0% (0 of 50 RPCs succeeded, at least 99% needed)"],
+    });
   });
 
   it('secondsLeft rounds up and never goes below 0', () => {

@@ -8,11 +8,13 @@ import type { ApplySummary } from '../console/applyRecord';
 import {
   canaryPercent,
   ENDED_PHASES,
+  hasAnalysis,
   type ObjectRef,
   type RolloutPhase,
   type RolloutState,
   RolloutState as RolloutStateSchema,
   type StepAnalysis,
+  windowSeconds,
 } from './rollout';
 import type { RolloutAction } from './rolloutApi';
 
@@ -101,7 +103,11 @@ function ms(x: number): number {
   return x < 10 ? Math.round(x * 10) / 10 : Math.round(x);
 }
 
-/** `12 of 20 answered (60%)`, `p50 3 ms, p99 9 ms`, `answers: echo-v1 8, echo-v2 4`, the webhook. */
+/**
+ * `12 of 20 answered (60%)`, `p50 3 ms, p99 9 ms`, `answers: echo-v1 8, echo-v2 4`; the gRPC clients'
+ * `gRPC RPCs to the canary: 38 of 40 succeeded (95%) in 30 s`, `RPCs: echo-v1 160, echo-v2 40 (2 failed)`;
+ * the webhook.
+ */
 export function analysisLines(a: StepAnalysis, entries: readonly string[]): string[] {
   const out: string[] = [];
   const p = a.probe;
@@ -123,6 +129,22 @@ export function analysisLines(a: StepAnalysis, entries: readonly string[]): stri
     ];
     if (names.length) out.push(`answers: ${names.map((n) => `${n} ${p.byBackend[n]}`).join(', ')}`);
   }
+  const g = a.grpc;
+  if (g) {
+    const rate = g.successPercent === null ? 'none finished' : `${g.successPercent}%`;
+    out.push(
+      `gRPC RPCs to the canary: ${g.succeeded} of ${g.requests} succeeded (${rate}) in ${windowSeconds(g.window)} s`,
+    );
+    // Every entry, in the split's order: how the clients actually split their calls.
+    const names = [...entries, ...Object.keys(g.byBackend).filter((k) => !entries.includes(k))];
+    const per = names
+      .filter((n) => g.byBackend[n])
+      .map((n) => {
+        const b = g.byBackend[n]!;
+        return `${n} ${b.requests}${b.failed ? ` (${b.failed} failed)` : ''}`;
+      });
+    if (per.length) out.push(`RPCs: ${per.join(', ')}`);
+  }
   const w = a.webhook;
   if (w)
     out.push(
@@ -130,7 +152,7 @@ export function analysisLines(a: StepAnalysis, entries: readonly string[]): stri
         ? `webhook answered ${w.status} in ${Math.round(w.ms)} ms`
         : `webhook: ${w.error ?? 'no answer'} (${Math.round(w.ms)} ms)`,
     );
-  if (!p && !w) out.push('no analysis: the step passed after its pause');
+  if (!p && !g && !w) out.push('no analysis: the step passed after its pause');
   return out;
 }
 
@@ -171,7 +193,7 @@ export function stepViews(r: RolloutState, now: number): StepView[] {
       return { ...base, status: 'running', text };
     }
     if (index === current && r.phase === 'paused') return { ...base, status: 'paused', text: 'paused' };
-    const judged = r.spec.analysis.probe !== undefined || r.spec.analysis.webhook !== undefined;
+    const judged = hasAnalysis(r.spec.analysis);
     // Without an analysis a step passes once the rollout moves on from it.
     if (!judged && (index < current || r.phase === 'succeeded'))
       return {

@@ -140,6 +140,8 @@ export interface Cluster {
   eds_cluster_config: { eds_config: ConfigSource; service_name: string };
   lb_policy: 'ROUND_ROBIN' | 'RING_HASH';
   connect_timeout?: Duration;
+  /** Proxyless gRPC clients only: report load (LRS) to the ADS server itself (`self`). */
+  lrs_server?: { self: Record<string, never> };
 }
 
 export interface LbEndpoint {

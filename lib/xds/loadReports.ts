@@ -37,6 +37,8 @@ export interface LoadHistory {
   since: number;
   /** When the latest report arrived. */
   lastAt: number;
+  /** The interval the first report covered (ms, as the client measured it; absent when unknown). */
+  firstIntervalMs?: number;
   clusters: Record<string, { samples: LoadSample[]; inProgress: number }>;
 }
 
@@ -120,9 +122,14 @@ export function recordLoad(
   const clusters: LoadHistory['clusters'] = {};
   const cutoff = atMs - keepMs;
   for (const [name, c] of Object.entries(history?.clusters ?? {})) {
-    const samples = c.samples.filter((s) => s.at > cutoff);
+    // Oldest first, so what expired is a prefix; an array with nothing expired is shared, not copied
+    // (no history's arrays are ever changed): a report copies only the clusters it names.
+    let expired = 0;
+    while (expired < c.samples.length && c.samples[expired]!.at <= cutoff) expired++;
+    if (expired === c.samples.length) continue;
+    const samples = expired === 0 ? c.samples : c.samples.slice(expired);
     // A cluster left out of a report had nothing in progress worth showing any more.
-    if (samples.length > 0) clusters[name] = { samples, inProgress: 0 };
+    clusters[name] = { samples, inProgress: 0 };
   }
   for (const r of reports) {
     const prev = clusters[r.cluster]?.samples ?? [];
@@ -133,11 +140,13 @@ export function recordLoad(
       failed: r.failed,
       dropped: r.dropped,
     };
-    const samples = [...prev, sample];
+    const samples = prev.concat(sample);
     if (samples.length > MAX_SAMPLES_PER_CLUSTER) samples.splice(0, samples.length - MAX_SAMPLES_PER_CLUSTER);
     clusters[r.cluster] = { samples, inProgress: (clusters[r.cluster]?.inProgress ?? 0) + r.inProgress };
   }
-  return { since: history?.since ?? atMs, lastAt: atMs, clusters };
+  if (history) return { ...history, lastAt: atMs, clusters };
+  const firstIntervalMs = Math.max(0, ...reports.map((r) => r.intervalMs));
+  return { since: atMs, lastAt: atMs, ...(firstIntervalMs > 0 ? { firstIntervalMs } : {}), clusters };
 }
 
 /** The counts per cluster of the reports that arrived in (fromMs, toMs]. */
@@ -186,8 +195,8 @@ export function successPercent(t: Pick<LoadTotals, 'succeeded' | 'failed'>): num
 
 /**
  * The console's view of a history at `nowMs`: per cluster the RPCs per second and the success rate
- * over the last `windowMs` (or since the first report, when that is shorter); undefined when the
- * client reported nothing in the window.
+ * over the last `windowMs` (or since the first report's interval began, when that is shorter);
+ * undefined when the client reported nothing in the window.
  */
 export function loadView(
   history: LoadHistory | undefined,
@@ -196,7 +205,11 @@ export function loadView(
 ): ProxyLoadLiveState | undefined {
   if (!history || history.lastAt <= nowMs - windowMs) return undefined;
   const totals = loadBetween(history, nowMs - windowMs, nowMs);
-  const seconds = Math.max(1, Math.min(windowMs, nowMs - history.since)) / 1000;
+  // The first report's counts began an interval before it arrived: dividing by the time since it
+  // arrived would make a client's first rates its RPCs per millisecond. Without a known interval a
+  // young history counts as one second.
+  const covered = nowMs - history.since + (history.firstIntervalMs ?? 0);
+  const seconds = Math.min(windowMs, Math.max(covered, history.firstIntervalMs ? 1 : 1000)) / 1000;
   const clusters: ClusterLoadView[] = [];
   for (const name of Object.keys(history.clusters).sort()) {
     const t = totals[name] ?? { issued: 0, succeeded: 0, failed: 0, dropped: 0 };

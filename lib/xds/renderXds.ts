@@ -392,6 +392,9 @@ class ProxyRenderer {
       type: 'EDS',
       eds_cluster_config: { eds_config: ADS, service_name: name },
       lb_policy: this.ringHash(t) ? 'RING_HASH' : 'ROUND_ROBIN',
+      // The client then reports its RPCs per cluster to the ADS server (LRS): the only way to see a
+      // proxyless canary's traffic and errors, as no proxy sits in its path.
+      ...(this.proxy.role === 'grpc' ? { lrs_server: { self: {} } } : {}),
     });
     const defaultPort = t.protocol.spec.port;
     const lbEndpoints: LbEndpoint[] = [];

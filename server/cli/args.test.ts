@@ -153,6 +153,36 @@ describe('parseArgs', () => {
       },
     ],
     [
+      ['rollout', 'start', 'grpc-split', '--canary', 'v2', '--steps', '50,100', '--grpc-min-requests', '40'],
+      {
+        command: 'rollout',
+        action: 'start',
+        url: 'http://127.0.0.1:3000',
+        wait: false,
+        spec: {
+          target: { namespace: 'default', name: 'grpc-split' },
+          canary: 'v2',
+          steps: [50, 100],
+          analysis: { grpc: { minRequests: 40 } },
+        },
+      },
+    ],
+    [
+      ['rollout', 'start', 'grpc-split', '--canary', 'v2', '--steps', '100', '--grpc'],
+      {
+        command: 'rollout',
+        action: 'start',
+        url: 'http://127.0.0.1:3000',
+        wait: false,
+        spec: {
+          target: { namespace: 'default', name: 'grpc-split' },
+          canary: 'v2',
+          steps: [100],
+          analysis: { grpc: {} },
+        },
+      },
+    ],
+    [
       ['rollout', 'start', 'echo-canary', '--canary', 'v2', '--steps', '100'],
       {
         command: 'rollout',
@@ -389,6 +419,11 @@ describe('parseArgs', () => {
       'rollout start: --on-failure must be rollback or pause, not "ignore"',
     ],
     [['rollout', 'pause', '--steps', '10'], 'rollout pause: --steps is for rollout start'],
+    [['rollout', 'resume', '--grpc'], 'rollout resume: --grpc is for rollout start'],
+    [
+      ['rollout', 'start', 't', '--canary', 'c', '--steps', '10', '--grpc-min-success', 'most'],
+      'rollout start: --grpc-min-success must be a number, not "most"',
+    ],
     [
       ['serve', '--token', 'short'],
       'serve: --token: a console token must be 8 to 256 characters from A-Z a-z 0-9 . _ ~ -',

@@ -110,7 +110,8 @@ export const USAGE = `Usage:
   meshdeck xds serve DIR [--listen [HOST:]PORT] (--insecure | --tls-dir PATH) [--metrics-listen [HOST:]PORT]
   meshdeck probe LISTENER [--payload TEXT] [--from ADDR[:PORT]] [--proxy POD] [--label k=v] [--count N] [--url URL] [--token T]
   meshdeck rollout start [NS/]TARGET --canary NAME --steps P1,P2,... [--pause S] [--probe LISTENER [--probe-count N]
-                   [--probe-from ADDR] [--min-success PCT] [--max-p99 MS]] [--webhook URL] [--on-failure rollback|pause] [--wait] [--url URL] [--token T]
+                   [--probe-from ADDR] [--min-success PCT] [--max-p99 MS]] [--grpc [--grpc-min-success PCT] [--grpc-min-requests N]]
+                   [--webhook URL] [--on-failure rollback|pause] [--wait] [--url URL] [--token T]
   meshdeck rollout status|pause|resume|abort|promote [ID] [--wait] [--url URL] [--token T]
   meshdeck help | --version
 `;
@@ -241,6 +242,10 @@ Usage:
                          latency must stay under --max-p99 ms when given (local mesh only);
                          --probe-from ADDR sets their client address (default 127.0.0.100); in
                          Kubernetes mode probes cannot run: judge the steps with --webhook
+      --grpc             judge each step by the RPCs proxyless gRPC clients reported (LRS) to the
+                         canary's xDS cluster during its pause: at least --grpc-min-requests (default
+                         20) must have finished and --grpc-min-success percent (default 99) of them
+                         succeeded; either flag implies --grpc
       --webhook URL      POST each step's state there; anything but a 2xx answer fails the step
       --wait             follow the rollout and print each step as it is judged
   meshdeck rollout status [ID]
@@ -313,6 +318,9 @@ const FLAGS = {
     'min-success': true,
     'max-p99': true,
     'probe-from': true,
+    grpc: false,
+    'grpc-min-success': true,
+    'grpc-min-requests': true,
     webhook: true,
     'on-failure': true,
     wait: false,
@@ -611,6 +619,9 @@ const START_FLAGS = [
   'probe-count',
   'min-success',
   'max-p99',
+  'grpc',
+  'grpc-min-success',
+  'grpc-min-requests',
   'webhook',
   'on-failure',
 ];
@@ -673,6 +684,9 @@ function parseRollout(positionals: string[], flags: Map<string, string>): CliCom
   const count = num('probe-count');
   const minSuccessPercent = num('min-success');
   const maxP99Ms = num('max-p99');
+  const grpcMinSuccess = num('grpc-min-success');
+  const grpcMinRequests = num('grpc-min-requests');
+  const grpc = flags.has('grpc') || grpcMinSuccess !== undefined || grpcMinRequests !== undefined;
   const spec: RolloutSpecInput = {
     target: { namespace: namespace!, name: name! },
     canary,
@@ -687,6 +701,14 @@ function parseRollout(positionals: string[], flags: Map<string, string>): CliCom
               ...(minSuccessPercent !== undefined ? { minSuccessPercent } : {}),
               ...(maxP99Ms !== undefined ? { maxP99Ms } : {}),
               ...(from ? { from } : {}),
+            },
+          }
+        : {}),
+      ...(grpc
+        ? {
+            grpc: {
+              ...(grpcMinSuccess !== undefined ? { minSuccessPercent: grpcMinSuccess } : {}),
+              ...(grpcMinRequests !== undefined ? { minRequests: grpcMinRequests } : {}),
             },
           }
         : {}),

@@ -3,7 +3,11 @@ import path from 'node:path';
 import { MeshEngine } from '@/lib/engine/meshEngine';
 import { coalescingRunner } from '@/lib/util/coalescingRunner';
 import type { ProxyL7mpConfig } from '@/lib/engine/renderL7mp';
-import { type PreparedLocalMesh, prepareLocalMesh } from '@/lib/localMesh/prepareLocalMesh';
+import {
+  grpcClientAppDiagnostics,
+  type PreparedLocalMesh,
+  prepareLocalMesh,
+} from '@/lib/localMesh/prepareLocalMesh';
 import { renderLocalMesh } from '@/lib/localMesh/renderLocalMesh';
 import { type Diagnostic, normalizeDiagnostics } from '@/lib/model/diagnostic';
 import type { EndpointSlice } from '@/lib/model/kube';
@@ -30,6 +34,8 @@ import {
 } from './proxyLiveState';
 import { grpcProxyLiveState, grpcSyncFields } from './xdsLiveState';
 import { XdsStreamTracker } from './xdsStreamTracker';
+import { LoadLiveFeed } from './loadLiveState';
+import type { LoadReportStore } from '../xds/LoadReportStore';
 import { type TreeWatcher, watchTree } from './watchTree';
 import { urlHost } from '@/lib/util/urlHost';
 
@@ -57,6 +63,8 @@ export interface ControlPlaneXdsOptions {
   insecure?: boolean;
   /** The root CA of the mTLS ADS server (default `<stateDir>/xds-ca`; created when missing). */
   tlsDir?: string;
+  /** How often proxyless gRPC clients report their load (LRS), ms; default 2000. */
+  loadReportingIntervalMs?: number;
 }
 
 /** Where the control plane's ADS server listens. */
@@ -80,6 +88,9 @@ type DemoApp = Awaited<ReturnType<typeof startDemoApp>>;
  */
 export class ControlPlane {
   readonly live: LiveStateStore;
+  /** Proxyless gRPC clients' load reports (LRS), kept LOAD_KEEP_MS (empty without xDS). */
+  readonly loadReports: LoadReportStore;
+  private readonly loadFeed: LoadLiveFeed;
   private engine!: MeshEngine;
   private prepared!: PreparedLocalMesh;
   private desired: Record<string, ProxyL7mpConfig> = {};
@@ -122,9 +133,15 @@ export class ControlPlane {
         cache: publisher.cache,
         logger: { info: (m) => this.logger.info(m), warn: (m) => this.logger.warn(m) },
         ...(options.metrics ? { metrics: options.metrics.ads } : {}),
+        ...(options.xds.loadReportingIntervalMs
+          ? { loadReportingIntervalMs: options.xds.loadReportingIntervalMs }
+          : {}),
       });
       this.xds = { publisher, server };
     }
+    this.loadFeed = new LoadLiveFeed(this.live);
+    this.loadReports = this.loadFeed.store;
+    if (this.xds) this.loadFeed.attach(this.xds.server);
     const metrics = options.metrics;
     if (metrics) {
       metrics.watchReconciler(this.reconciler);
@@ -228,12 +245,36 @@ export class ControlPlane {
 
   private async startApp(app: PreparedLocalMesh['apps'][number]): Promise<void> {
     const [ns, pod] = app.pod.split('/') as [string, string];
-    const spec =
-      app.path !== undefined
-        ? { kind: app.kind, name: app.name, path: path.join(this.podsDir, ns, pod, app.path) }
-        : { kind: app.kind, name: app.name, address: app.address, port: app.port! };
+    let spec: Parameters<typeof startDemoApp>[0];
+    if (app.kind === 'grpc-client') {
+      // Without plaintext ADS it cannot connect: grpcClientAppDiagnostics says so on the Pod.
+      const ads = this.xdsListening;
+      if (!ads || ads.tls || !this.options.xds?.insecure) return;
+      spec = {
+        kind: app.kind,
+        name: app.name,
+        target: app.target!,
+        ratePerSecond: app.rate!,
+        ads: dialableAds(ads.listen),
+        nodeId: app.pod,
+      };
+    } else if (app.path !== undefined) {
+      spec = {
+        kind: app.kind,
+        name: app.name,
+        path: path.join(this.podsDir, ns, pod, app.path),
+      } as typeof spec;
+    } else {
+      spec = {
+        kind: app.kind,
+        name: app.name,
+        address: app.address,
+        port: app.port!,
+        ...(app.failPercent !== undefined ? { failPercent: app.failPercent } : {}),
+      } as typeof spec;
+    }
     try {
-      this.apps.set(app.pod, await startDemoApp(spec as Parameters<typeof startDemoApp>[0]));
+      this.apps.set(app.pod, await startDemoApp(spec));
       this.appSpecs.set(app.pod, app);
     } catch (e) {
       this.logger.error(
@@ -249,6 +290,7 @@ export class ControlPlane {
     this.publishXds();
     this.diagnostics = normalizeDiagnostics([
       ...this.prepared.diagnostics,
+      ...grpcClientAppDiagnostics(this.prepared.apps, this.options.xds),
       ...local.diagnostics,
       ...this.xdsDiagnostics,
     ]);
@@ -432,6 +474,7 @@ export class ControlPlane {
     if (this.xds) {
       // Closing every stream emits a disconnect each: nothing is left to show them to.
       this.xdsLive.detach(this.xds.server);
+      this.loadFeed.stop();
       await this.xds.server.stop();
       this.xds.publisher.cache.close();
     }
@@ -453,7 +496,13 @@ export class ControlPlane {
     // Proxyless gRPC clients run no l7mp: listed with what xDS serves them and their ADS stream.
     for (const p of Object.values(this.engine.current.mesh.proxies)) {
       if (p.role !== 'grpc') continue;
-      proxies[p.id] = grpcProxyLiveState(p, this.xdsSnapshots[p.id], this.xdsLive.get(p.id), !!this.xds);
+      proxies[p.id] = grpcProxyLiveState(
+        p,
+        this.xdsSnapshots[p.id],
+        this.xdsLive.get(p.id),
+        !!this.xds,
+        this.loadFeed.get(p.id),
+      );
     }
     // Remembered streams of nodes that left the mesh and are gone are dropped (bounded memory).
     this.xdsLive.prune((id) => !!proxies[id]);
@@ -500,4 +549,14 @@ export class ControlPlane {
       }),
     );
   }
+}
+
+/** The ADS address a local client dials: an unspecified listen host (all interfaces) means loopback. */
+function dialableAds(listen: string): string {
+  const i = listen.lastIndexOf(':');
+  const host = listen.slice(0, i);
+  const port = listen.slice(i + 1);
+  if (host === '0.0.0.0' || host === '') return `127.0.0.1:${port}`;
+  if (host === '[::]') return `[::1]:${port}`;
+  return listen;
 }

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { LiveSession } from '@/lib/l7mp/liveSession';
 import type { Diagnostic } from '@/lib/model/diagnostic';
+import type { ProxyLoadLiveState } from '@/lib/xds/loadReports';
 import { jsonEqual } from '@/lib/util/jsonEqual';
 import type { ProxyRecord, ProxyStatus, SyncStatus, TypeSyncState } from '../xds/AdsServer';
 
@@ -65,6 +66,8 @@ export interface ProxyLiveState {
   counters: { pushes: number; pushFailures: number; operations: number; restarts: number; sessions: number };
   /** Present once the proxy has opened an ADS stream to this control plane. */
   xds?: ProxyXdsLiveState;
+  /** A proxyless gRPC client's RPC load per xDS cluster over the last 10 s, from its load reports (LRS). */
+  load?: ProxyLoadLiveState;
 }
 
 export interface ServiceLiveState {

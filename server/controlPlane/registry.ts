@@ -1,4 +1,5 @@
 import type { ProxyL7mpConfig } from '@/lib/engine/renderL7mp';
+import type { LoadTotalsSource } from '@/lib/xds/loadReports';
 import type { ProxySyncState } from '../l7mp/Reconciler';
 import type { LiveStateStore } from './liveState';
 import type { ProbeRequest, ProbeResult } from './probe';
@@ -17,6 +18,8 @@ export interface ControlPlaneApi {
   syncStates(): ProxySyncState[];
   /** The config the control plane pushes to each l7mp proxy, by proxy id. */
   desiredConfigs(): Record<string, ProxyL7mpConfig>;
+  /** What proxyless gRPC clients reported sending per xDS cluster (LRS), when xDS is served. */
+  loadReports?: LoadTotalsSource;
 }
 
 const slot = processSlot<ControlPlaneApi>('controlPlane');

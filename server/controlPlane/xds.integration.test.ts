@@ -14,6 +14,7 @@ import { TypeUrls } from '../xds/envoyProtos';
 import { type Backend, type Child, forkXdsClient, startBackend, waitFor } from '../xds/testing/children';
 import { connectRawAds, type RawAdsClient } from '../xds/testing/rawAdsClient';
 import { freePort } from '../testing/startL7mp';
+import { withoutDemoApps } from '../testing/withoutDemoApps';
 import { ControlPlane } from './ControlPlane';
 import type { ProxyLiveState, XdsTypeName } from './liveState';
 import { withTimeout } from '@/lib/util/withTimeout';
@@ -28,17 +29,22 @@ interface CallResult {
   failures: string[];
 }
 
-/** A copy of examples/grpc-canary whose backend Services target `port` (a free one, not 50051). */
+/**
+ * A copy of examples/grpc-canary whose backend Services target `port` (a free one, not 50051), without
+ * its demo apps: this test brings its own client and backends (the apps would bind 127.0.0.71-72:50051,
+ * which other tests use, and open a second ADS stream for the client's node id).
+ */
 async function canaryCopy(tmp: string, port?: number): Promise<string> {
   const dir = path.join(tmp, 'mesh');
   await copyDir(path.join(REPO, 'examples', 'grpc-canary'), dir, { recursive: true });
+  const file = path.join(dir, 'cluster.yaml');
+  let text = withoutDemoApps(await readFile(file, 'utf8'));
+  expect(text).not.toMatch(/^[^#]*meshdeck\.l7mp\.io\/app/m);
   if (port !== undefined) {
-    const file = path.join(dir, 'cluster.yaml');
-    const text = await readFile(file, 'utf8');
-    const edited = text.replaceAll('targetPort: 50051', `targetPort: ${port}`);
-    expect(edited.split(`targetPort: ${port}`)).toHaveLength(3);
-    await writeFile(file, edited);
+    text = text.replaceAll('targetPort: 50051', `targetPort: ${port}`);
+    expect(text.split(`targetPort: ${port}`)).toHaveLength(3);
   }
+  await writeFile(file, text);
   return dir;
 }
 

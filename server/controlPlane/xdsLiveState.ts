@@ -3,6 +3,7 @@
  * proxyless gRPC client (no l7mp process: what it is served over xDS and how far it has synced).
  */
 import type { Proxy } from '@/lib/engine/clusterIndex';
+import type { ProxyLoadLiveState } from '@/lib/xds/loadReports';
 import type { ProxyXdsSnapshot } from '@/lib/xds/renderXds';
 import type { ProxyStatus } from '../xds/AdsServer';
 import { TypeUrls, type XdsTypeUrl } from '../xds/envoyProtos';
@@ -54,12 +55,16 @@ export function grpcSyncFields(
   return { phase: synced ? 'synced' : 'syncing', inSync: synced, reachable: true };
 }
 
-/** A proxyless gRPC client's entry: its xDS resources by name, and its ADS stream's state. */
+/**
+ * A proxyless gRPC client's entry: its xDS resources by name, its ADS stream's state, and the load it
+ * last reported (LoadLiveFeed.get).
+ */
 export function grpcProxyLiveState(
   proxy: Proxy,
   snapshot: ProxyXdsSnapshot | undefined,
   xds: ProxyXdsLiveState | undefined,
   served: boolean,
+  load?: ProxyLoadLiveState,
 ): ProxyLiveState {
   const endpoints = new Map((snapshot?.endpoints ?? []).map((e) => [e.cluster_name, e]));
   return {
@@ -86,5 +91,6 @@ export function grpcProxyLiveState(
     sessions: { available: false, reason: 'a proxyless gRPC client runs no l7mp: no sessions to list' },
     counters: { pushes: 0, pushFailures: 0, operations: 0, restarts: 0, sessions: 0 },
     ...(xds ? { xds } : {}),
+    ...(load ? { load } : {}),
   };
 }

@@ -18,6 +18,8 @@ import {
 import type { ControlPlaneApi } from '../controlPlane/registry';
 import { grpcProxyLiveState, grpcSyncFields } from '../controlPlane/xdsLiveState';
 import { XdsStreamTracker } from '../controlPlane/xdsStreamTracker';
+import { LoadLiveFeed } from '../controlPlane/loadLiveState';
+import type { LoadReportStore } from '../xds/LoadReportStore';
 import type { ProxySyncState } from '../l7mp/Reconciler';
 import type { AdsServer } from '../xds/AdsServer';
 import type { MeshXdsPublisher } from '../xds/meshXds';
@@ -37,6 +39,9 @@ export interface KubeConsoleOptions {
 /** ControlPlaneApi over a KubeControlPlane (see the module comment). */
 export class KubeConsole implements ControlPlaneApi {
   readonly live: LiveStateStore;
+  /** Proxyless gRPC clients' load reports (LRS) to this replica's ADS server. */
+  readonly loadReports: LoadReportStore;
+  private readonly loadFeed: LoadLiveFeed;
   private readonly cp: KubeControlPlane;
   private readonly tracker: XdsStreamTracker;
   private readonly timer: NodeJS.Timeout;
@@ -64,8 +69,11 @@ export class KubeConsole implements ControlPlaneApi {
       },
       (nodeId) => !!this.live.get().proxies[nodeId],
     );
+    this.loadFeed = new LoadLiveFeed(this.live);
+    this.loadReports = this.loadFeed.store;
     if (options.xds) {
       this.tracker.attach(options.xds.server);
+      this.loadFeed.attach(options.xds.server);
       this.live.setXds({ listen: options.xds.listen, tls: options.xds.tls });
     }
     this.cp.controller.on('update', this.onUpdate);
@@ -110,6 +118,7 @@ export class KubeConsole implements ControlPlaneApi {
     this.cp.controller.off('update', this.onUpdate);
     this.cp.controller.reconciler.off('state', this.onState);
     if (this.options.xds) this.tracker.detach(this.options.xds.server);
+    this.loadFeed.stop();
   }
 
   private publishMesh(): void {
@@ -129,7 +138,13 @@ export class KubeConsole implements ControlPlaneApi {
     const snapshots = this.options.xds?.publisher.last?.snapshots ?? {};
     for (const p of Object.values(compiled.mesh.proxies)) {
       if (p.role !== 'grpc') continue;
-      proxies[p.id] = grpcProxyLiveState(p, snapshots[p.id], this.tracker.get(p.id), !!this.options.xds);
+      proxies[p.id] = grpcProxyLiveState(
+        p,
+        snapshots[p.id],
+        this.tracker.get(p.id),
+        !!this.options.xds,
+        this.loadFeed.get(p.id),
+      );
     }
     this.tracker.prune((id) => !!proxies[id]);
     const slices = this.cp.controller.snapshot?.snapshot.endpointSlices ?? [];

@@ -222,6 +222,8 @@ export async function runKubeServe(
             mirrorDir: mirror.dir,
             leading: () => cp.health().leading,
             history,
+            // Only the gRPC clients streaming ADS from this replica report to it (no cross-replica sum).
+            ...(ads ? { loadReports: view.loadReports, mesh: () => cp.controller.compiled?.mesh } : {}),
           }),
       },
     });

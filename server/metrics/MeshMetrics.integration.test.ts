@@ -4,12 +4,13 @@
  * raw SotW streams that ACK, NACK and are refused. Every figure is read back from the exposition text,
  * as Prometheus would read it.
  */
-import { cp as copyDir, mkdtemp, rm } from 'node:fs/promises';
+import { cp as copyDir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ControlPlane } from '../controlPlane/ControlPlane';
 import { freePort } from '../testing/startL7mp';
+import { withoutDemoApps } from '../testing/withoutDemoApps';
 import { TypeUrls } from '../xds/envoyProtos';
 import { waitFor } from '../xds/testing/children';
 import { connectRawAds, type RawAdsClient } from '../xds/testing/rawAdsClient';
@@ -23,6 +24,14 @@ async function copyExample(name: string): Promise<string> {
   const tmp = await mkdtemp(path.join(os.tmpdir(), `md-metrics-${name}-`));
   await copyDir(path.join(REPO, 'examples', name), path.join(tmp, 'mesh'), { recursive: true });
   return tmp;
+}
+
+/** grpc-canary's demo apps would open an ADS stream of their own and bind addresses other tests use. */
+async function dropDemoApps(meshDir: string): Promise<void> {
+  const file = path.join(meshDir, 'cluster.yaml');
+  const text = withoutDemoApps(await readFile(file, 'utf8'));
+  expect(text).not.toMatch(/^[^#]*meshdeck\.l7mp\.io\/app/m);
+  await writeFile(file, text);
 }
 
 const total = (text: string, name: string, labels: Record<string, string> = {}) =>
@@ -135,6 +144,7 @@ describe('xDS metrics of examples/grpc-canary (raw ADS streams, plaintext)', () 
 
   beforeAll(async () => {
     tmp = await copyExample('grpc-canary');
+    await dropDemoApps(path.join(tmp, 'mesh'));
     port = await freePort();
     cp = await ControlPlane.startLocal({
       meshDir: path.join(tmp, 'mesh'),

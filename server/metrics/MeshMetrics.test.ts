@@ -141,6 +141,32 @@ describe('MeshMetrics', () => {
     expect(sample(u, 'meshdeck_xds_pushes_total', { type: 'EDS' })).toBe(0);
   });
 
+  it("counts proxyless gRPC clients' reported RPCs by cluster and result; cluster labels are capped", async () => {
+    const m = new MeshMetrics({ version: '0', mode: 'local', processMetrics: false });
+    const r = (cluster: string, succeeded: number, failed: number, dropped: number) => ({
+      cluster,
+      issued: succeeded + failed,
+      succeeded,
+      failed,
+      dropped,
+      inProgress: 0,
+      intervalMs: 2000,
+    });
+    m.ads.load!([r('t/a', 7, 1, 0), r('t/b', 3, 0, 2)]);
+    m.ads.load!([r('t/a', 2, 0, 0)]);
+    let t = await text(m);
+    const name = 'meshdeck_xds_client_requests_total';
+    expect(sample(t, name, { cluster: 't/a', result: 'success' })).toBe(9);
+    expect(sample(t, name, { cluster: 't/a', result: 'error' })).toBe(1);
+    expect(sample(t, name, { cluster: 't/b', result: 'dropped' })).toBe(2);
+    // Nothing failed on t/b: no series rather than a 0 per cluster and result.
+    expect(sample(t, name, { cluster: 't/b', result: 'error' })).toBeUndefined();
+    m.ads.load!(Array.from({ length: 1100 }, (_, i) => r(`many/${i}`, 1, 0, 0)));
+    t = await text(m);
+    expect(new Set(samples(t, name).map((s) => s.labels.cluster)).size).toBe(1001);
+    expect(sample(t, name, { cluster: '_other', result: 'success' })).toBe(102);
+  });
+
   it('counts admission reviews by kind, operation and result in Kubernetes mode only', async () => {
     const m = new MeshMetrics({ version: '0', mode: 'kubernetes', processMetrics: false });
     m.admitted('denied', 'Route', 'CREATE');

@@ -30,6 +30,11 @@ const RELOAD_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const PHASES: readonly ProxySyncPhase[] = ['pending', 'syncing', 'synced', 'failed', 'unreachable'];
 const XDS_TYPES: readonly XdsShortType[] = ['LDS', 'RDS', 'CDS', 'EDS'];
 const SEVERITIES = ['error', 'warning', 'info'] as const;
+/**
+ * Distinct `cluster` labels of meshdeck_xds_client_requests_total; later names count as `_other`.
+ * Only clusters of published snapshots are reported, but every name a mesh ever had would stay a series.
+ */
+const MAX_CLIENT_CLUSTERS = 1000;
 
 /** What the gauges read at scrape time; each source is optional (a mode may not have it). */
 export interface MeshMetricsSources {
@@ -67,6 +72,8 @@ export class MeshMetrics {
   private readonly xdsNacks: FixedCounter<XdsShortType>;
   private readonly xdsAckSeconds: FixedHistogram<XdsShortType>;
   private readonly xdsRefused: Counter<'code'>;
+  private readonly clientRequests: Counter<'cluster' | 'result'>;
+  private readonly clientClusters = new Set<string>();
   private readonly reloads: Counter<'result'>;
   private readonly reloadSeconds: Histogram;
   private readonly applies: Counter<'target' | 'result'>;
@@ -162,6 +169,12 @@ export class MeshMetrics {
       labelNames: ['code'],
       registers,
     });
+    this.clientRequests = new Counter({
+      name: 'meshdeck_xds_client_requests_total',
+      help: "RPCs proxyless gRPC clients reported finishing (load reports, LRS), by xDS cluster and result (success, error; dropped: dropped by the client's load balancer). Only clusters of the client's own snapshot count.",
+      labelNames: ['cluster', 'result'],
+      registers,
+    });
     new Gauge({
       name: 'meshdeck_xds_streams',
       help: 'Open ADS streams that sent their node, by protocol (sotw: state of the world, delta: incremental).',
@@ -246,7 +259,22 @@ export class MeshMetrics {
         this.xdsAckSeconds.observe(type, ms / 1000);
       },
       refused: (code) => this.xdsRefused.inc({ code }),
+      load: (reports) => {
+        for (const r of reports) {
+          const cluster = this.clientClusterLabel(r.cluster);
+          if (r.succeeded) this.clientRequests.inc({ cluster, result: 'success' }, r.succeeded);
+          if (r.failed) this.clientRequests.inc({ cluster, result: 'error' }, r.failed);
+          if (r.dropped) this.clientRequests.inc({ cluster, result: 'dropped' }, r.dropped);
+        }
+      },
     };
+  }
+
+  private clientClusterLabel(cluster: string): string {
+    if (this.clientClusters.has(cluster)) return cluster;
+    if (this.clientClusters.size >= MAX_CLIENT_CLUSTERS) return '_other';
+    this.clientClusters.add(cluster);
+    return cluster;
   }
 
   /** What runs against the GitOps base branch: the GitSyncWatcher's last comparison (both modes). */

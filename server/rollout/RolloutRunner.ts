@@ -2,7 +2,7 @@
  * Progressive canary rollouts (lib/rollout/rollout.ts), the state machine: one rollout that has not ended
  * at a time moves a Target's split step by step through a RolloutTarget. Each step's weights are applied
  * (as the user who started it), held for the spec's pause, then judged by probes through a listener of the
- * mesh and/or a webhook; a failed step rolls the split back to its weights before the rollout, or pauses,
+ * mesh, the proxyless gRPC clients' load reports over the hold and/or a webhook; a failed step rolls the split back to its weights before the rollout, or pauses,
  * as the spec says. Users pause, resume, abort or promote it. Every change is kept in
  * `<stateDir>/rollouts/rollouts.json` (the last 20 rollouts) and announced to onChange's listeners; a
  * rollout that was progressing when the server stopped is found paused after a restart. While the target
@@ -18,6 +18,8 @@ import {
   canaryPercent,
   checkRollout,
   ENDED_PHASES,
+  type GrpcRouting,
+  hasAnalysis,
   nextMove,
   type RolloutPhase,
   type RolloutProblem,
@@ -37,6 +39,10 @@ export type { RolloutActor, RolloutTarget } from './RolloutTarget';
 
 /** Why a spec with probes is refused where the target sends none (Kubernetes mode). */
 export const NO_PROBES = 'probes need the local mesh; in Kubernetes mode judge steps with a webhook';
+
+/** Why a spec with a gRPC analysis is refused where the target reads no load reports. */
+export const NO_LOAD_REPORTS =
+  'a gRPC analysis needs the load reports (LRS) of proxyless gRPC clients, which this server does not receive (it serves no xDS)';
 
 /** Rollouts kept in the state file (and listed), newest first. */
 export const KEEP_ROLLOUTS = 20;
@@ -154,6 +160,13 @@ export class RolloutRunner {
     // Before the other refusals: whatever this replica keeps, it runs nothing now.
     const unavailable = this.unavailable();
     if (unavailable) return { status: 503, error: unavailable };
+    // After unavailable(): the local mesh's source is its running control plane's.
+    if (spec.analysis.grpc && !(this.o.target.loadReports && this.o.target.grpcRouting))
+      return {
+        status: 422,
+        error: NO_LOAD_REPORTS,
+        fields: [{ path: 'analysis.grpc', message: NO_LOAD_REPORTS }],
+      };
     const busy = this.busy();
     if (busy) return { status: 409, error: busy };
     this.starting = true;
@@ -163,11 +176,12 @@ export class RolloutRunner {
       const split = await this.o.target.split(spec.target).catch((e: unknown) => ({ error: message(e) }));
       if ('error' in split)
         return { status: 422, error: split.error, fields: [{ path: 'target', message: split.error }] };
+      const entries = split.map((e) => e.serviceName);
+      const grpc = spec.analysis.grpc ? await this.grpcRouting(spec, entries) : undefined;
       if (this.stopped) return { status: 503, error: 'the server is stopping' };
-      const problems = checkRollout(spec, split);
+      const problems = checkRollout(spec, split, grpc);
       if (problems.length > 0) return { status: 422, error: problems[0]!.message, fields: problems };
       const at = this.now();
-      const entries = split.map((e) => e.serviceName);
       const initial = split.map((e) => e.weight);
       const r: RolloutState = {
         id: rolloutId(at),
@@ -181,6 +195,7 @@ export class RolloutRunner {
         initial,
         weights: initial,
         canaryIndex: entries.indexOf(spec.canary),
+        ...(grpc && 'clusters' in grpc ? { clusters: grpc.clusters } : {}),
         steps: [],
       };
       this.rollouts = [r, ...this.rollouts].slice(0, KEEP_ROLLOUTS);
@@ -286,7 +301,7 @@ export class RolloutRunner {
           await this.sleep(ms);
           if (this.gone(gen)) return;
         }
-        if (spec.analysis.probe || spec.analysis.webhook) {
+        if (hasAnalysis(spec.analysis)) {
           this.update(r, { activity: 'analysing', nextAt: undefined });
           const analysis = await analyseStep(this.o.target, r, i, this.now);
           if (this.gone(gen)) return;
@@ -442,6 +457,15 @@ export class RolloutRunner {
   }
 
   // ------------------------------------------------------------------ plumbing
+
+  /** Where the gRPC clients report the split's entries, or why they cannot judge it. */
+  private async grpcRouting(spec: RolloutSpec, entries: string[]): Promise<GrpcRouting> {
+    try {
+      return await this.o.target.grpcRouting!(spec.target, entries);
+    } catch (e) {
+      return { error: `cannot tell which gRPC clients report the split: ${message(e)}` };
+    }
+  }
 
   /** Why no rollout may start now, besides the spec: another one, or the conflict hook. */
   private busy(): string | undefined {

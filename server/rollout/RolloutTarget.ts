@@ -1,11 +1,13 @@
 /**
  * Where a progressive rollout (RolloutRunner.ts) moves a split: the local mesh's directory
  * (localMeshRolloutTarget.ts) or a cluster (clusterRolloutTarget.ts). The runner reads the split, sets its
- * weights step by step as the user who started the rollout, and sends its probes through the target.
+ * weights step by step as the user who started the rollout, sends its probes through the target, and
+ * reads what proxyless gRPC clients reported of their RPCs (LRS) to judge a step by them.
  */
 import type { ApplySummary } from '@/lib/console/applyRecord';
 import type { ProbeResult } from '@/lib/console/probeResult';
-import type { ObjectRef } from '@/lib/rollout/rollout';
+import type { GrpcRouting, ObjectRef } from '@/lib/rollout/rollout';
+import type { LoadTotalsSource } from '@/lib/xds/loadReports';
 import type { ProbeRequest } from '../controlPlane/probe';
 
 /** Who a rollout acts as: the signed-in user who started it (the apply history's `user`). */
@@ -33,6 +35,13 @@ export interface RolloutTarget {
   ): Promise<{ historyId?: number; error?: string }>;
   /** Sends one probe through a listener of the mesh (absent: a spec with probes is refused, 422). */
   probe?(req: ProbeRequest): Promise<ProbeResult>;
+  /**
+   * The load reports of the proxyless gRPC clients connected to this control plane (absent: a spec with
+   * a gRPC analysis is refused, 422). In Kubernetes mode, only the clients connected to this replica.
+   */
+  loadReports?: LoadTotalsSource;
+  /** The xDS cluster of each entry of Target `ref`'s split and the gRPC clients that report it, or why none. */
+  grpcRouting?(ref: ObjectRef, entries: readonly string[]): Promise<GrpcRouting>;
   /** Which split entry of Target `ref` a pod (its name) belongs to; undefined for none. */
   backendOf?(ref: ObjectRef): Promise<(pod: string) => string | undefined>;
   /**

@@ -1,10 +1,13 @@
 /**
  * One step of a progressive rollout judged (RolloutRunner.ts): `count` probes through a listener of the
- * mesh, each a new flow, their answers counted per split entry; and/or the step POSTed to a webhook that
- * must answer 2xx in time. Never throws: a probe or webhook that fails is a failed analysis, with why.
+ * mesh, each a new flow, their answers counted per split entry; what the proxyless gRPC clients reported
+ * (LRS) of their RPCs to each entry's xDS cluster since the step's weights were applied; and/or the step
+ * POSTed to a webhook that must answer 2xx in time. Never throws: a probe, a read of the load reports or
+ * a webhook that fails is a failed analysis, with why.
  */
 import { performance } from 'node:perf_hooks';
 import {
+  type GrpcAnalysis,
   judgeStep,
   type ObjectRef,
   type ProbeAnalysis,
@@ -13,6 +16,7 @@ import {
   type RolloutSpec,
   type RolloutState,
   type StepAnalysis,
+  summariseLoad,
   summariseProbes,
   type WebhookAnalysis,
 } from '@/lib/rollout/rollout';
@@ -21,23 +25,51 @@ import type { RolloutTarget } from './RolloutTarget';
 /** Probes sent at once: each has its own socket and source port, so each is a new flow. */
 const PROBE_BATCH = 50;
 
-/** Step `i` of `r` analysed as its spec says (probes and webhook at once) and judged. */
+/** Step `i` of `r` analysed as its spec says (probes, load reports and webhook at once) and judged. */
 export async function analyseStep(
   target: RolloutTarget,
   r: RolloutState,
   i: number,
   now: () => Date,
 ): Promise<StepAnalysis> {
-  const { probe, webhook } = r.spec.analysis;
+  const { probe, grpc, webhook } = r.spec.analysis;
+  // The hold window ends as the analysis starts: what probes or a slow webhook meet later is not the step's.
+  const load = grpc ? readLoad(target, r, i, now()) : undefined;
   const [probes, hook] = await Promise.all([
     probe ? runProbes(target, r.spec.target, probe) : undefined,
     webhook ? callWebhook(r, i, webhook) : undefined,
   ]);
   return judgeStep(
     r.spec.analysis,
-    { ...(probes ? { probe: probes } : {}), ...(hook ? { webhook: hook } : {}) },
+    {
+      ...(probes ? { probe: probes } : {}),
+      ...(load ? { grpc: load } : {}),
+      ...(hook ? { webhook: hook } : {}),
+    },
     now(),
   );
+}
+
+/**
+ * What every gRPC client reported per split entry in the reports that arrived since step `i`'s weights
+ * were applied; undefined (the analysis fails, "not read") without the step's time, its clusters or a source.
+ */
+function readLoad(target: RolloutTarget, r: RolloutState, i: number, at: Date): GrpcAnalysis | undefined {
+  const fromMs = Date.parse(r.steps[i]?.appliedAt ?? '');
+  if (!target.loadReports || !r.clusters || Number.isNaN(fromMs)) return undefined;
+  const toMs = at.getTime();
+  try {
+    const totals = target.loadReports.between(fromMs, toMs);
+    return summariseLoad(totals, {
+      entries: r.entries,
+      clusters: r.clusters,
+      canaryIndex: r.canaryIndex,
+      fromMs,
+      toMs,
+    });
+  } catch {
+    return undefined;
+  }
 }
 
 /** `count` probes through the listener, at most 50 at once (one at a time from a fixed source port). */

@@ -5,15 +5,21 @@
  * `patch` on targets.msm.l7mp.io), under a field manager of its own. Each write is an apply history record
  * and waits (boundedly) until the mirror shows it, so the next read and the console see it. Probes are
  * sent on the console's host only, so this target has none (RolloutRunner refuses a spec with probes):
- * steps are judged by a webhook. Rollouts run on the replica that holds the Lease.
+ * steps are judged by a webhook, or by the load reports of proxyless gRPC clients. Those are the reports
+ * of the clients connected to this replica's ADS server only: a client reports to the replica it streams
+ * ADS from, so with several replicas behind one Service the analysis sees the leader's share of the
+ * clients (no aggregation across replicas). Rollouts run on the replica that holds the Lease.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import type { DraftDoc } from '@/lib/console/draftDoc';
+import type { ResolvedMesh } from '@/lib/engine/resolvedMesh';
 import { MESH_FILE } from '@/lib/kube/clusterDraftFiles';
 import { MSM_API_VERSION } from '@/lib/model/common';
+import { grpcRouting } from '@/lib/rollout/grpcRouting';
 import type { ObjectRef } from '@/lib/rollout/rollout';
+import type { LoadTotalsSource } from '@/lib/xds/loadReports';
 import { setSplitWeights, splitInFiles } from '@/lib/rollout/splitInFiles';
 import type { ApplyHistory } from '../console/ApplyHistory';
 import { meshDirDoc, readMeshDirContent } from '../console/meshDirFiles';
@@ -45,6 +51,13 @@ export interface ClusterRolloutTargetOptions {
   /** Whether this replica holds the Lease now. */
   leading: () => boolean;
   history?: Pick<ApplyHistory, 'record'>;
+  /**
+   * The load reports this replica's ADS server receives from proxyless gRPC clients (only those connected
+   * to it); absent: a spec with a gRPC analysis is refused.
+   */
+  loadReports?: LoadTotalsSource;
+  /** The mesh the controller resolved from the cluster (which gRPC clients route to a Target). */
+  mesh?: () => ResolvedMesh | undefined;
   /** How long a write waits for the mirror to show it (default 10 s). */
   settleMs?: number;
   logger?: Pick<Console, 'warn'>;
@@ -125,6 +138,17 @@ export function clusterRolloutTarget(o: ClusterRolloutTargetOptions): RolloutTar
       }
     },
     // No probe and no backendOf: probes are sent on the console's host only (the local mesh's loopback).
+    ...(o.loadReports && o.mesh
+      ? {
+          loadReports: o.loadReports,
+          grpcRouting: async (ref: ObjectRef, entries: readonly string[]) => {
+            const mesh = o.mesh?.();
+            return mesh
+              ? grpcRouting(mesh, ref, entries)
+              : { error: "the controller has not resolved the cluster's mesh yet; try again shortly" };
+          },
+        }
+      : {}),
   };
 }
 

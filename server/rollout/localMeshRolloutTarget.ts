@@ -3,12 +3,16 @@
  * the mesh directory's YAML (lib/rollout/splitInFiles.ts), after the check Apply runs (a result with
  * errors is refused), under the apply lock every draft and the sync from Git share, then reloads the
  * control plane, waits for the proxies and records the apply history, as sync from Git does
- * (server/console/applyMeshDirChange.ts). Probes go through the control plane's (loopback only).
+ * (server/console/applyMeshDirChange.ts). Probes go through the control plane's (loopback only); the
+ * gRPC analysis reads the load reports the control plane's ADS server receives from proxyless clients.
  */
 import { compileMesh } from '@/lib/engine/compileMesh';
+import type { ResolvedMesh } from '@/lib/engine/resolvedMesh';
 import { prepareLocalMesh } from '@/lib/localMesh/prepareLocalMesh';
 import { parseManifests } from '@/lib/parse/parseManifests';
+import { grpcRouting } from '@/lib/rollout/grpcRouting';
 import { splitBackends } from '@/lib/rollout/splitBackends';
+import type { LoadTotalsSource } from '@/lib/xds/loadReports';
 import { setSplitWeights, splitInFiles } from '@/lib/rollout/splitInFiles';
 import type { ApplyHistory } from '../console/ApplyHistory';
 import { type ApplyControlPlane, draftDiagnostics } from '../console/applyDraft';
@@ -21,7 +25,10 @@ import type { RolloutTarget } from './RolloutTarget';
 export interface LocalMeshRolloutTargetOptions {
   /** The main draft's store: its mesh directory and the apply lock every draft shares. */
   drafts: Pick<DraftStore, 'meshDir' | 'tryBeginApply'>;
-  controlPlane: () => (ApplyControlPlane & Pick<ControlPlaneApi, 'probe'>) | undefined;
+  controlPlane: () =>
+    | (ApplyControlPlane &
+        Pick<ControlPlaneApi, 'probe'> & { loadReports?: LoadTotalsSource; xdsServer?: object })
+    | undefined;
   history?: Pick<ApplyHistory, 'record'>;
   /** How long to wait for the proxies after the reload (default 20 s, as Apply). */
   idleTimeoutMs?: number;
@@ -82,14 +89,27 @@ export function localMeshRolloutTarget(o: LocalMeshRolloutTargetOptions): Rollou
       const cp = o.controlPlane();
       return cp ? cp.probe(req) : Promise.reject(new Error(NOT_RUNNING));
     },
+    // A getter: the control plane of the moment. Without its ADS server (--no-xds) no client reports.
+    get loadReports() {
+      const cp = o.controlPlane();
+      return cp?.xdsServer ? cp.loadReports : undefined;
+    },
+    async grpcRouting(ref, entries) {
+      return grpcRouting(resolvedMesh((await readMeshDirContent(meshDir)).files), ref, entries);
+    },
     async backendOf(ref) {
       const { files } = await readMeshDirContent(meshDir);
       const found = splitInFiles(files, ref);
-      const snapshot = parseManifests(Object.entries(files).map(([p, content]) => ({ path: p, content })));
-      const mesh = compileMesh(prepareLocalMesh(snapshot).snapshot).mesh;
+      const mesh = resolvedMesh(files);
       return splitBackends(mesh, ref, 'error' in found ? [] : found.entries.map((e) => e.serviceName));
     },
   };
+}
+
+/** The mesh directory's files resolved as the local mesh runs them. */
+function resolvedMesh(files: Record<string, string>): ResolvedMesh {
+  const snapshot = parseManifests(Object.entries(files).map(([p, content]) => ({ path: p, content })));
+  return compileMesh(prepareLocalMesh(snapshot).snapshot).mesh;
 }
 
 /** The apply lock, tried again every 200 ms for at most `waitMs` (a draft's apply takes seconds). */

@@ -15,6 +15,8 @@
  *   type URL, last NACK), exposed by `proxyStatus()` with SYNCED / STALE / NACKED / NOT SENT per type
  *   (like `istioctl proxy-status`); 'status' is emitted after a record changes (at most once per
  *   stream per 50 ms, and after a push's writes).
+ * - `StreamLoadStats` (LRS, envoy.service.load_stats.v3) on the same server: proxyless gRPC clients'
+ *   per-cluster RPC counts, admitted like ADS streams, as 'load' events (see AdsServer.lrs).
  * - TLS: client certificates are required, the proxy identity is read from the peer certificate
  *   (URI SAN `spiffe://meshdeck/ns/<ns>/pod/<pod>`, else the CN) and a node id that does not name the
  *   same proxy is refused with PERMISSION_DENIED.
@@ -22,8 +24,10 @@
 import { EventEmitter } from 'node:events';
 import type { PeerCertificate } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
+import { type ClusterLoadReport, readLoadStatsRequest } from '@/lib/xds/loadReports';
 import {
   adsServiceDefinition,
+  lrsServiceDefinition,
   TypeUrls,
   XDS_TYPE_URLS,
   type XdsTypeUrl,
@@ -81,6 +85,8 @@ export interface AdsMetricsSink {
   replied(type: XdsShortType, acked: boolean, ms: number): void;
   /** A stream was refused at its first request (the gRPC status code's name). */
   refused(code: string): void;
+  /** A client's load report, only the clusters its snapshot has (see AdsServer 'load'). */
+  load?(reports: readonly ClusterLoadReport[]): void;
 }
 
 /** Open (admitted) streams by protocol, and by sync status per type (see AdsServer.streamStats). */
@@ -105,6 +111,8 @@ export interface AdsServerOptions {
   statusCoalesceMs?: number;
   /** Told of every response, reply and refusal (metrics). */
   metrics?: AdsMetricsSink;
+  /** How often proxyless gRPC clients send load reports (LRS), ms; default 2000. */
+  loadReportingIntervalMs?: number;
 }
 
 const SHORT: Record<XdsTypeUrl, XdsShortType> = {
@@ -193,11 +201,52 @@ interface PreparedResponse {
   bytes: Buffer;
 }
 
+/** Who a stream's first request says it is, as admitted (see AdsServer.identify). */
+interface Identified {
+  nodeId: string;
+  identity: string;
+  certificate?: ProxyRecord['certificate'];
+}
+
+interface Refusal {
+  code: grpc.status;
+  details: string;
+}
+
+/** A LoadStatsRequest as proto-loader decodes it (keepCase, longs as strings). */
+interface LoadStatsRequest {
+  node?: Node | null;
+  cluster_stats?: unknown[];
+}
+
+/** One LoadReportingService stream. */
+interface LrsStream {
+  id: number;
+  nodeId: string;
+  peer: string;
+  refused: boolean;
+  /** What was logged once for this stream already. */
+  logged: Set<'malformed' | 'unknown-cluster'>;
+  close: () => void;
+}
+
+/** What the LRS request deserializer hands on for bytes that are no LoadStatsRequest. */
+const MALFORMED: object = Object.freeze({});
+
 let streamSeq = 0;
 
-export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect: [ProxyRecord] }> {
+/** The AdsServer's events; 'load' carries a client's load report (LRS), only the clusters its snapshot has. */
+export interface AdsServerEvents {
+  status: [ProxyStatus];
+  disconnect: [ProxyRecord];
+  load: [nodeId: string, reports: ClusterLoadReport[], atMs: number];
+}
+
+export class AdsServer extends EventEmitter<AdsServerEvents> {
   private server: grpc.Server | undefined;
   private readonly streams = new Map<number, StreamCtx>();
+  private readonly lrsStreams = new Set<LrsStream>();
+  private readonly loadReportingIntervalMs: number;
   private readonly byNode = new Map<string, Set<StreamCtx>>();
   private readonly envelopes = new Map<string, Buffer>();
   /** Per published type snapshot and subscribed names: the response every such stream is sent. */
@@ -250,6 +299,7 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
     super();
     this.cache = options.cache;
     this.statusCoalesceMs = options.statusCoalesceMs ?? 50;
+    this.loadReportingIntervalMs = options.loadReportingIntervalMs ?? 2000;
     this.metrics = options.metrics;
     this.log = {
       info: options.logger?.info ?? (() => {}),
@@ -282,6 +332,11 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
       DeltaAggregatedResources: (call: grpc.ServerDuplexStream<DeltaDiscoveryRequest, unknown>) =>
         this.delta(call),
     });
+    // Load reports (LRS) on the same server, so the same TLS: grpc-js-xds sends them to the ADS server
+    // itself when a Cluster says `lrs_server: {self: {}}`.
+    server.addService(tolerantService(lrsServiceDefinition()), {
+      StreamLoadStats: (call: grpc.ServerDuplexStream<LoadStatsRequest, unknown>) => this.lrs(call),
+    });
     const port = await new Promise<number>((resolve, reject) =>
       server.bindAsync(`${host}:${options.port ?? 0}`, creds, (err, p) => (err ? reject(err) : resolve(p))),
     );
@@ -309,6 +364,7 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
     this.statusTimer = undefined;
     this.statusDirty.clear();
     for (const s of [...this.streams.values()]) s.close();
+    for (const s of [...this.lrsStreams]) s.close();
     await new Promise<void>((resolve) => {
       const t = setTimeout(() => {
         server.forceShutdown();
@@ -443,35 +499,51 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
     for (const s of dirty) this.emit('status', this.statusOf(s));
   };
 
+  /**
+   * The node a stream's first request names, shared by ADS and LRS streams: with TLS the client
+   * certificate must name the same proxy, so a proxy can neither read another's config nor report
+   * load in its name.
+   */
+  private identify(
+    call: grpc.ServerDuplexStream<unknown, unknown>,
+    node: Node | null | undefined,
+  ): Identified | Refusal {
+    const nodeId = node?.id;
+    if (!nodeId || typeof nodeId !== 'string')
+      return { code: grpc.status.INVALID_ARGUMENT, details: 'the first request must carry node.id' };
+    if (!this.tls) return { nodeId, identity: nodeId };
+    const cert = call.getAuthContext?.()?.sslPeerCertificate;
+    const certIdentity = cert ? identityFromCertificate(cert) : undefined;
+    if (!cert || !certIdentity)
+      return { code: grpc.status.UNAUTHENTICATED, details: 'no client certificate identity' };
+    if (certIdentity !== nodeId)
+      return {
+        code: grpc.status.PERMISSION_DENIED,
+        details: `node id ${JSON.stringify(nodeId)} does not match the client certificate (${certIdentity})`,
+      };
+    return {
+      nodeId,
+      identity: certIdentity,
+      certificate: {
+        serialNumber: cert.serialNumber,
+        validTo: new Date(cert.valid_to).toISOString(),
+        fingerprint256: cert.fingerprint256,
+      },
+    };
+  }
+
   /** Registers a stream once its node is known; returns an error to end the call with, if refused. */
   private admit(
     call: grpc.ServerDuplexStream<unknown, unknown>,
     s: StreamCtx,
     node: Node | null | undefined,
-  ) {
-    const nodeId = node?.id;
-    if (!nodeId)
-      return { code: grpc.status.INVALID_ARGUMENT, details: 'the first request must carry node.id' };
-    let identity = nodeId;
-    if (this.tls) {
-      const cert = call.getAuthContext?.()?.sslPeerCertificate;
-      const certIdentity = cert ? identityFromCertificate(cert) : undefined;
-      if (!certIdentity)
-        return { code: grpc.status.UNAUTHENTICATED, details: 'no client certificate identity' };
-      if (certIdentity !== nodeId)
-        return {
-          code: grpc.status.PERMISSION_DENIED,
-          details: `node id ${JSON.stringify(nodeId)} does not match the client certificate (${certIdentity})`,
-        };
-      identity = certIdentity;
-      s.record.certificate = {
-        serialNumber: cert!.serialNumber,
-        validTo: new Date(cert!.valid_to).toISOString(),
-        fingerprint256: cert!.fingerprint256,
-      };
-    }
+  ): Refusal | undefined {
+    const who = this.identify(call, node);
+    if ('code' in who) return who;
+    const { nodeId } = who;
     s.record.nodeId = nodeId;
-    s.record.identity = identity;
+    s.record.identity = who.identity;
+    if (who.certificate) s.record.certificate = who.certificate;
     let set = this.byNode.get(nodeId);
     if (!set) this.byNode.set(nodeId, (set = new Set()));
     set.add(s);
@@ -524,8 +596,8 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
     return s;
   }
 
-  private fail(call: grpc.ServerDuplexStream<unknown, unknown>, err: { code: number; details: string }) {
-    this.log.warn(`xDS: refused stream from ${call.getPeer()}: ${err.details}`);
+  private fail(call: grpc.ServerDuplexStream<unknown, unknown>, err: Refusal, what = 'stream') {
+    this.log.warn(`xDS: refused ${what} from ${call.getPeer()}: ${err.details}`);
     call.emit('error', Object.assign(new Error(err.details), err));
   }
 
@@ -574,6 +646,94 @@ export class AdsServer extends EventEmitter<{ status: [ProxyStatus]; disconnect:
       st.lastAckedVersion = st.lastSentVersion;
     }
     this.emitStatus(s);
+  }
+
+  // ---- load reports (LRS) ----
+
+  /**
+   * `StreamLoadStats`: the first request names the node (admitted as an ADS stream is) and is answered
+   * once with `send_all_clusters` (grpc-js-xds 1.14 skips the first name of an explicit `clusters`
+   * list) and the reporting interval; the client then reports every interval. Every request's stats
+   * (a reconnecting client's first one may carry some) become a 'load' event, keeping only clusters
+   * the node's published snapshot has, so a client cannot make the server count names of its choosing.
+   * Nothing a client sends throws: undecodable or ill-formed messages are ignored (logged once per
+   * stream).
+   */
+  private lrs(call: grpc.ServerDuplexStream<LoadStatsRequest, unknown>): void {
+    const id = ++streamSeq;
+    const s: LrsStream = {
+      id,
+      nodeId: '',
+      peer: call.getPeer(),
+      refused: false,
+      logged: new Set(),
+      close: () => {
+        if (!call.writableEnded) call.end();
+      },
+    };
+    this.lrsStreams.add(s);
+    const cleanup = () => this.lrsStreams.delete(s);
+    call.on('error', cleanup);
+    call.on('close', cleanup);
+    call.on('cancelled', cleanup);
+    call.on('end', () => {
+      cleanup();
+      if (!call.writableEnded) call.end();
+    });
+    call.on('data', (req: LoadStatsRequest) => {
+      if (s.refused || call.writableEnded) return;
+      const atMs = Date.now();
+      if (req === MALFORMED || typeof req !== 'object' || req === null) {
+        this.logOnce(s, 'malformed', `xDS: ignored a malformed load report on LRS stream ${id} (${s.peer})`);
+        return;
+      }
+      if (!s.nodeId) {
+        const who = this.identify(call, req.node);
+        if ('code' in who) {
+          s.refused = true;
+          this.fail(call, who, 'LRS stream');
+          return;
+        }
+        s.nodeId = who.nodeId;
+        this.log.info(`xDS: LRS stream ${id} from ${s.nodeId} (${s.peer})`);
+        const ms = this.loadReportingIntervalMs;
+        call.write({
+          send_all_clusters: true,
+          load_reporting_interval: { seconds: String(Math.floor(ms / 1000)), nanos: (ms % 1000) * 1e6 },
+        });
+      }
+      this.loadReported(s, req, atMs);
+    });
+  }
+
+  private loadReported(s: LrsStream, req: LoadStatsRequest, atMs: number): void {
+    const reports = readLoadStatsRequest(req);
+    if (reports.length === 0) {
+      if (Array.isArray(req.cluster_stats) && req.cluster_stats.length > 0)
+        this.logOnce(s, 'malformed', `xDS: ignored malformed cluster stats from ${s.nodeId}`);
+      return;
+    }
+    const clusters = this.cache.getSnapshot(s.nodeId)?.types[TypeUrls.cluster].resources;
+    const known = reports.filter((r) => clusters?.has(r.cluster));
+    if (known.length < reports.length) {
+      const unknown = reports.filter((r) => !clusters?.has(r.cluster)).map((r) => r.cluster);
+      this.logOnce(
+        s,
+        'unknown-cluster',
+        `xDS: ${s.nodeId} reported load for clusters it is not served (not counted): ${unknown.slice(0, 5).join(', ')}`,
+      );
+    }
+    if (known.length === 0) return;
+    this.metrics?.load?.(known);
+    this.emit('load', s.nodeId, known, atMs);
+  }
+
+  private logOnce(s: LrsStream, what: 'malformed' | 'unknown-cluster', message: string): void {
+    if (s.logged.has(what)) return;
+    s.logged.add(what);
+    // A cluster just removed from a snapshot is still reported for an interval: not worth a warning.
+    if (what === 'unknown-cluster') this.log.info(message);
+    else this.log.warn(message);
   }
 
   // ---- state of the world ----
@@ -731,6 +891,28 @@ function sameNames(a: Set<string> | null, b: Set<string> | null): boolean {
   if (a.size !== b.size) return false;
   for (const n of a) if (!b.has(n)) return false;
   return true;
+}
+
+/**
+ * A service whose request deserializers never throw: bytes that are not the request message decode
+ * to MALFORMED, which the handler ignores, instead of grpc-js ending the call.
+ */
+function tolerantService(def: grpc.ServiceDefinition): grpc.ServiceDefinition {
+  return Object.fromEntries(
+    Object.entries(def).map(([name, method]) => [
+      name,
+      {
+        ...method,
+        requestDeserialize: (bytes: Buffer) => {
+          try {
+            return method.requestDeserialize(bytes) as unknown;
+          } catch {
+            return MALFORMED;
+          }
+        },
+      },
+    ]),
+  );
 }
 
 const LEAN_SCANS: Record<string, (buf: Uint8Array) => object | undefined> = {

@@ -78,6 +78,26 @@ export function adsServiceDefinition(): grpc.ServiceDefinition {
   return adsMemo;
 }
 
+const LRS_PROTO = 'envoy/service/load_stats/v3/lrs.proto';
+
+let lrsMemo: grpc.ServiceDefinition | undefined;
+
+/** The `envoy.service.load_stats.v3.LoadReportingService` definition (same options as ADS). */
+export function lrsServiceDefinition(): grpc.ServiceDefinition {
+  if (!lrsMemo) {
+    const def = protoLoader.loadSync(LRS_PROTO, {
+      keepCase: true,
+      longs: String,
+      enums: String,
+      defaults: false,
+      oneofs: true,
+      includeDirs: envoyIncludeDirs(),
+    });
+    lrsMemo = def['envoy.service.load_stats.v3.LoadReportingService'] as grpc.ServiceDefinition;
+  }
+  return lrsMemo;
+}
+
 let rootMemo: protobuf.Root | undefined;
 
 /** A protobufjs Root holding the resource types (keepCase field names). */

@@ -20,6 +20,8 @@ export interface DemoSnapshotOptions {
   clusters: DemoCluster[];
   /** Extra routes in the virtual host (before the default route), for route-add benches. */
   extraRoutes?: number;
+  /** Clusters ask the client to report its load to the ADS server (`lrs_server: {self: {}}`). */
+  lrs?: boolean;
 }
 
 export function demoSnapshot(o: DemoSnapshotOptions): SnapshotInput {
@@ -73,6 +75,7 @@ export function demoSnapshot(o: DemoSnapshotOptions): SnapshotInput {
         service_name: `${c.name}-eds`,
       },
       lb_policy: 'ROUND_ROBIN',
+      ...(o.lrs ? { lrs_server: { self: {} } } : {}),
     })),
     endpoints: o.clusters.map((c) => ({
       cluster_name: `${c.name}-eds`,

@@ -5,6 +5,8 @@ const port = 3100;
 const origin = `http://127.0.0.1:${port}`;
 /** The console of scripts/e2e-gitea-server.sh (GitOps on a real Gitea). */
 export const GITEA_E2E_ORIGIN = 'http://127.0.0.1:3101';
+/** The console of scripts/e2e-grpc-server.sh (examples/grpc-canary: real gRPC clients and backends). */
+export const GRPC_E2E_ORIGIN = 'http://127.0.0.1:3102';
 
 export default defineConfig({
   testDir: 'e2e',
@@ -62,6 +64,18 @@ export default defineConfig({
       stdout: 'ignore',
       stderr: 'pipe',
       gracefulShutdown: { signal: 'SIGTERM', timeout: 30_000 },
+    },
+    // examples/grpc-canary with plaintext ADS: its demo apps (real gRPC echo backends and a real
+    // @grpc/grpc-js-xds client) run, and the client's load reports reach the console
+    // (e2e/console-grpc.spec.ts sets its baseURL).
+    {
+      command: 'bash scripts/e2e-grpc-server.sh',
+      url: `${GRPC_E2E_ORIGIN}/api/health`,
+      reuseExistingServer: !process.env.CI,
+      timeout: 180_000,
+      stdout: 'ignore',
+      stderr: 'pipe',
+      gracefulShutdown: { signal: 'SIGTERM', timeout: 20_000 },
     },
     // Kubernetes mode: a real kube-apiserver + etcd with seed Example 2 as custom resources, real l7mp
     // proxies, and `meshdeck serve --kubeconfig` (e2e/console-cluster.spec.ts; see e2e/kubeE2eInfo.ts).

@@ -52,9 +52,8 @@ export function GrpcLoadTable({
               <th scope="col">Success</th>
               <th scope="col">Errors</th>
               <th scope="col" title="RPCs still open at the latest report">
-                In progress
+                Open
               </th>
-              <th scope="col">Window</th>
             </tr>
           </thead>
           <tbody>
@@ -79,7 +78,6 @@ export function GrpcLoadTable({
                 </td>
                 <td className={r.failed > 0 ? 'tone-bad' : ''}>{r.failed}</td>
                 <td>{r.inProgress}</td>
-                <td>{Math.round(r.windowMs / 1000)} s</td>
               </tr>
             ))}
           </tbody>

@@ -141,7 +141,12 @@ export async function serveConsole(o: ServeConsoleOptions): Promise<ServedConsol
     ...(o.logger ? { logger: o.logger } : {}),
   });
   // In the background: the first start creates the local default repository, and a remote may be slow.
-  const gitops = GitOpsService.start({ stateDir: o.stateDir, examplesDir: o.examplesDir, drafts });
+  const gitops = GitOpsService.start({
+    stateDir: o.stateDir,
+    examplesDir: o.examplesDir,
+    meshDir: drafts.meshDir,
+    drafts,
+  });
   gitops.then(
     (g) => {
       // Said once at start: with a policy, what runs will be made Git's at the first comparison.

@@ -155,6 +155,8 @@ type StateFile = z.infer<typeof StateFile>;
 export interface GitOpsServiceOptions {
   stateDir: string;
   examplesDir: string;
+  /** The mesh directory served: on a first start, the local default repository's is the example it copies. */
+  meshDir?: string;
   /** The drafts; a lone DraftStore stands for the main draft only. */
   drafts: DraftRegistry | DraftStore;
   author?: GitAuthor;
@@ -178,7 +180,7 @@ export class GitOpsService {
 
   /** Loads the repository config (creating the local default on first start) and opens Meshdeck's clone. */
   static async start(o: GitOpsServiceOptions): Promise<GitOpsService> {
-    const config = await loadOrInitRepositoryConfig(o.stateDir, o.examplesDir);
+    const config = await loadOrInitRepositoryConfig(o.stateDir, o.examplesDir, o.meshDir);
     const repo = await openRepository(o.stateDir, config);
     const service = new GitOpsService(o, config, repo);
     await service.exclusive(() => service.loadState(MAIN_DRAFT));

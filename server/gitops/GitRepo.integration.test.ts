@@ -1,7 +1,7 @@
 // The git layer against real git: a smart-HTTP remote (git http-backend behind basic auth) on
 // loopback, the local default repository, and byte-exact reads. Every folder is a temp dir removed after.
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, readFile, rm, stat, symlink } from 'node:fs/promises';
+import { appendFile, cp, mkdtemp, readFile, rm, stat, symlink } from 'node:fs/promises';
 import { type AddressInfo, createServer, type Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,6 +13,7 @@ import { GitError, isGitError } from './gitErrors';
 import { fileChanges, GitRepo } from './GitRepo';
 import {
   ensureLocalRepository,
+  exampleCopiedAt,
   isMeshFile,
   loadOrInitRepositoryConfig,
   localRepositoryPaths,
@@ -115,6 +116,25 @@ describe('the local default repository', () => {
     expect(await bare.revParse('refs/heads/main')).toBe(base);
     expect(await bare.revParse('refs/heads/meshdeck/local-edit')).toBe(c.commit);
     expect((await stat(path.join(paths.work, config.meshDir, 'mesh.yaml'))).isFile()).toBe(true);
+  });
+
+  it('on a first start serving a copy of an example, points at that example; an edited copy gets the default', async () => {
+    const copy = path.join(tmp, 'served-grpc-canary');
+    await cp(path.join(EXAMPLES, 'grpc-canary'), copy, { recursive: true });
+    expect(await exampleCopiedAt(copy, EXAMPLES)).toBe('grpc-canary');
+    const stateDir = path.join(tmp, 'state-copy');
+    const config = await loadOrInitRepositoryConfig(stateDir, EXAMPLES, copy);
+    expect(config.meshDir).toBe('examples/grpc-canary');
+    // Stored: a later start serving anything keeps it.
+    expect(await loadOrInitRepositoryConfig(stateDir, EXAMPLES, path.join(EXAMPLES, 'canary'))).toEqual(
+      config,
+    );
+
+    await appendFile(path.join(copy, 'mesh.yaml'), '# edited\n');
+    expect(await exampleCopiedAt(copy, EXAMPLES)).toBeUndefined();
+    const other = await loadOrInitRepositoryConfig(path.join(tmp, 'state-edited'), EXAMPLES, copy);
+    expect(other.meshDir).toBe('examples/seed-example-1');
+    expect(await exampleCopiedAt(path.join(tmp, 'no-such-dir'), EXAMPLES)).toBeUndefined();
   });
 });
 

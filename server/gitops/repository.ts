@@ -102,10 +102,14 @@ export async function ensureLocalRepository(
 export async function loadOrInitRepositoryConfig(
   stateDir: string,
   examplesDir: string,
+  meshDir?: string,
 ): Promise<RepositoryConfig> {
   const stored = await loadRepositoryConfig(stateDir);
   if (stored) return stored;
-  const config = await ensureLocalRepository(stateDir, examplesDir);
+  // Serving a copy of an example (npm run demo, the e2e servers): Git's side is that example, so the
+  // console does not start "out of sync" with seed Example 1.
+  const example = meshDir ? await exampleCopiedAt(meshDir, examplesDir) : undefined;
+  const config = await ensureLocalRepository(stateDir, examplesDir, example ? { example } : {});
   await saveRepositoryConfig(stateDir, config);
   return config;
 }
@@ -174,6 +178,49 @@ async function readExamples(examplesDir: string): Promise<Record<string, string>
   };
   await walk('');
   return files;
+}
+
+/**
+ * The example whose mesh files (names and contents) `meshDir` holds exactly, if one does; undefined
+ * otherwise (and on any read error: this only picks a default).
+ */
+export async function exampleCopiedAt(meshDir: string, examplesDir: string): Promise<string | undefined> {
+  try {
+    const served = meshFilesOf(await readExamples(meshDir));
+    if (Object.keys(served).length === 0) return undefined;
+    const all = await readExamples(examplesDir);
+    const names = [...new Set(Object.keys(all).map((p) => p.split('/')[1]!))].sort();
+    for (const name of names) {
+      const prefix = `examples/${name}/`;
+      const files = meshFilesOf(
+        Object.fromEntries(
+          Object.entries(all)
+            .filter(([p]) => p.startsWith(prefix))
+            .map(([p, text]) => [`examples/${p.slice(prefix.length)}`, text]),
+        ),
+      );
+      if (jsonEqualFiles(files, served)) return name;
+    }
+  } catch {
+    return undefined;
+  }
+  return undefined;
+}
+
+/** The mesh files of a readExamples answer, keyed by their path under its root. */
+function meshFilesOf(files: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [p, text] of Object.entries(files)) {
+    const rel = p.slice('examples/'.length);
+    if (isMeshFile(rel)) out[rel] = text;
+  }
+  return out;
+}
+
+function jsonEqualFiles(a: Record<string, string>, b: Record<string, string>): boolean {
+  const ka = Object.keys(a).sort();
+  const kb = Object.keys(b).sort();
+  return ka.length === kb.length && ka.every((k, i) => k === kb[i] && a[k] === b[k]);
 }
 
 /** The default example when the repository has it, else its first example folder. */

@@ -1,0 +1,63 @@
+/**
+ * Proxyless gRPC clients' own load reports in the browser, on the real server of
+ * scripts/e2e-grpc-server.sh: examples/grpc-canary with plaintext ADS, so its demo apps run (two real
+ * @grpc/grpc-js echo backends and a real @grpc/grpc-js-xds client calling xds:///echo 10 times a second,
+ * split 80/20). The client reports its RPCs per cluster over LRS; the proxies page shows its rate and
+ * success without moving the row, the canvas draws the calls along client -> echo -> echo-split -> both
+ * backends, and the Target's Inspector lists both clusters with their rates.
+ */
+import { expect, test } from '@playwright/test';
+import { GRPC_E2E_ORIGIN } from '../playwright.config';
+import { guardPage, SHOTS } from './consoleHelpers';
+
+test.use({ baseURL: GRPC_E2E_ORIGIN });
+guardPage(GRPC_E2E_ORIGIN);
+test.setTimeout(120_000);
+
+const CLIENT = 'default/grpc-client';
+
+test("the gRPC client's load reports show on the proxies page, on the canvas and in the Inspector", async ({
+  page,
+}) => {
+  await page.goto('/?token=e2e-token');
+  await expect(page.getByTestId('session-status')).toHaveText('signed in');
+
+  await page.goto('/proxies');
+  const row = page.getByTestId(`proxy-row-${CLIENT}`);
+  await expect(row).toBeVisible();
+  const before = (await row.boundingBox())!.height;
+  const rps = row.getByTestId('proxy-load-rps');
+  // The client starts calling once it is configured; the first report follows within 2 s.
+  await expect(rps).toHaveText(/^(\d+(\.\d)?) RPC\/s$/, { timeout: 30_000 });
+  const rate = Number((await rps.textContent())!.split(' ')[0]);
+  expect(rate).toBeGreaterThan(0);
+  await expect(row.getByTestId('proxy-load-success')).toHaveText('100% ok');
+  // Shown whole, not cut by an ellipsis.
+  for (const part of [rps, row.getByTestId('proxy-load-success')])
+    expect(await part.evaluate((e) => e.scrollWidth <= e.clientWidth)).toBe(true);
+  // The two lines were there before the first report: the row did not grow.
+  expect((await row.boundingBox())!.height).toBe(before);
+  await page.screenshot({ path: `${SHOTS}/console-grpc-proxies.png`, fullPage: true });
+
+  await page.goto('/');
+  const target = page.getByTestId('node-Target/default/echo-split');
+  await expect(target).toBeVisible();
+  // The overlay is on by default: the calls run along lit edges, labelled with their rate.
+  const lit = page.locator('.react-flow__edge.edge-traffic');
+  await expect(lit.first()).toBeVisible({ timeout: 15_000 });
+  expect(await lit.count()).toBeGreaterThanOrEqual(4);
+  await expect(page.getByTestId('traffic-toggle')).toHaveText(/RPC\/s/);
+  await expect(page.locator('.react-flow__edge.edge-traffic--failing')).toHaveCount(0);
+
+  await target.click();
+  await page.getByTestId('tab-inspector').click();
+  const table = page.getByTestId('grpc-load');
+  await expect(table).toBeVisible();
+  const rows = table.getByTestId('grpc-load-row');
+  // Both backends of the 80/20 split got calls in the last 10 s (at 10 calls/s, 20 % is ~20 calls).
+  await expect(rows).toHaveCount(2, { timeout: 15_000 });
+  await expect(rows.filter({ hasText: 'echo-v1' })).toHaveCount(1);
+  await expect(rows.filter({ hasText: 'echo-v2' })).toHaveCount(1);
+  for (const s of await table.getByTestId('grpc-load-success').allTextContents()) expect(s).toBe('100%');
+  await page.screenshot({ path: `${SHOTS}/console-grpc-canvas.png` });
+});

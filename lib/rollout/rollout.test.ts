@@ -128,6 +128,11 @@ describe('the gRPC analysis', () => {
     expect(judge(load([100, 0], [19, 0])).reasons).toEqual([
       'too few requests: the gRPC clients reported 19 finished RPCs to the canary (echo-split.default/echo-v2) in 30.5 s, at least 20 needed to judge it',
     ]);
+    // Too few, and every one failed: both are said, the failing first (found by hand on the grpc demo).
+    expect(judge(load([50, 0], [0, 10])).reasons).toEqual([
+      "the canary's success rate was 0% (0 of 10 RPCs succeeded, at least 99% needed)",
+      'too few requests: the gRPC clients reported 10 finished RPCs to the canary (echo-split.default/echo-v2) in 30.5 s, at least 20 needed to judge it',
+    ]);
     expect(judge(load([100, 0], [1, 0]), { minRequests: 1 }).passed).toBe(true);
     expect(judgeStep(spec({ analysis: { grpc: {} } }).analysis, {}, new Date(T)).reasons).toEqual([
       "the gRPC clients' load reports were not read",

@@ -416,16 +416,19 @@ export function judgeStep(
   if (analysis.grpc) {
     const want = analysis.grpc;
     if (!grpc) reasons.push("the gRPC clients' load reports were not read");
-    else if (grpc.requests < want.minRequests)
+    else {
+      // Exact, not the rounded percentage: 98.96% must not pass a 99% bar. Said also when there were too
+      // few RPCs to pass: a canary failing every call must read as failing, not only as quiet.
+      if (grpc.requests > 0 && grpc.succeeded * 100 < want.minSuccessPercent * grpc.requests)
+        reasons.push(
+          `the canary's success rate was ${grpc.successPercent}% (${grpc.succeeded} of ${grpc.requests} RPCs succeeded, at least ${want.minSuccessPercent}% needed)`,
+        );
       // Flagger halts on "no values found"; here too few RPCs is a failed analysis, so onFailure decides.
-      reasons.push(
-        `too few requests: the gRPC clients reported ${grpc.requests} finished RPC${grpc.requests === 1 ? '' : 's'} to the canary (${grpc.cluster}) in ${windowSeconds(grpc.window)} s, at least ${want.minRequests} needed to judge it`,
-      );
-    // Exact, not the rounded percentage: 98.96% must not pass a 99% bar.
-    else if (grpc.succeeded * 100 < want.minSuccessPercent * grpc.requests)
-      reasons.push(
-        `the canary's success rate was ${grpc.successPercent}% (${grpc.succeeded} of ${grpc.requests} RPCs succeeded, at least ${want.minSuccessPercent}% needed)`,
-      );
+      if (grpc.requests < want.minRequests)
+        reasons.push(
+          `too few requests: the gRPC clients reported ${grpc.requests} finished RPC${grpc.requests === 1 ? '' : 's'} to the canary (${grpc.cluster}) in ${windowSeconds(grpc.window)} s, at least ${want.minRequests} needed to judge it`,
+        );
+    }
   }
   if (analysis.webhook) {
     if (!webhook) reasons.push('the webhook was not called');

@@ -174,17 +174,22 @@ export function addLoadTotals(
   a: Record<string, LoadTotals>,
   b: Record<string, LoadTotals>,
 ): Record<string, LoadTotals> {
-  const out: Record<string, LoadTotals> = {};
-  for (const src of [a, b]) {
-    for (const [name, t] of Object.entries(src)) {
-      const o = (out[name] ??= { issued: 0, succeeded: 0, failed: 0, dropped: 0 });
-      o.issued += t.issued;
-      o.succeeded += t.succeeded;
-      o.failed += t.failed;
-      o.dropped += t.dropped;
-    }
+  return addLoadTotalsInto(addLoadTotalsInto({}, a), b);
+}
+
+/** Adds `source`'s per-cluster totals into `target` (changed in place, and returned). */
+export function addLoadTotalsInto(
+  target: Record<string, LoadTotals>,
+  source: Record<string, LoadTotals>,
+): Record<string, LoadTotals> {
+  for (const [name, t] of Object.entries(source)) {
+    const o = (target[name] ??= { issued: 0, succeeded: 0, failed: 0, dropped: 0 });
+    o.issued += t.issued;
+    o.succeeded += t.succeeded;
+    o.failed += t.failed;
+    o.dropped += t.dropped;
   }
-  return out;
+  return target;
 }
 
 /** succeeded / (succeeded + failed) in percent, or null when nothing finished. */

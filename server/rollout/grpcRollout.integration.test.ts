@@ -9,7 +9,6 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GET as getRollouts, POST as postRollout } from '@/app/api/rollouts/route';
 import { POST as postAction } from '@/app/api/rollouts/[id]/route';
@@ -23,7 +22,6 @@ import { serveRoutes } from '../console/testing/routeServer';
 import { main } from '../cli/main';
 import { ControlPlane } from '../controlPlane/ControlPlane';
 import { until } from '../kube/replicasTestKit';
-import { whoService } from '../localMesh/demoApps/whoService';
 import { type Backend, type Child, forkXdsClient, startBackend } from '../xds/testing/children';
 import { localMeshRolloutTarget } from './localMeshRolloutTarget';
 import { NO_LOAD_REPORTS, RolloutRunner } from './RolloutRunner';
@@ -78,35 +76,6 @@ const CLUSTER_YAML = [
   pod('echo-v3-a', 'app: echo, version: v3', '127.0.0.244'),
 ].join('---\n');
 
-/** A `/demo.Demo/Who` server on `address` that fails every call. */
-async function startFailingBackend(address: string): Promise<Backend> {
-  const server = new grpc.Server();
-  server.addService(whoService, {
-    Who: (_call: unknown, cb: grpc.sendUnaryData<unknown>) =>
-      cb({ code: grpc.status.INTERNAL, details: 'this canary fails every call' }),
-  });
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (e, p) =>
-      e ? reject(e) : resolve(p),
-    ),
-  );
-  return {
-    name: 'echo-v3-a',
-    port,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        const t = setTimeout(() => {
-          server.forceShutdown();
-          resolve();
-        }, 1000);
-        server.tryShutdown(() => {
-          clearTimeout(t);
-          resolve();
-        });
-      }),
-  };
-}
-
 describe('rollouts judged by proxyless gRPC clients’ load reports (real grpc-js-xds, real backends)', () => {
   let tmp: string;
   let meshDir: string;
@@ -147,7 +116,7 @@ describe('rollouts judged by proxyless gRPC clients’ load reports (real grpc-j
     backends.push(
       await startBackend('echo-v1-a', `127.0.0.242:${PORT}`),
       await startBackend('echo-v2-a', `127.0.0.243:${PORT}`),
-      await startFailingBackend(`127.0.0.244:${PORT}`),
+      await startBackend('echo-v3-a', `127.0.0.244:${PORT}`, () => true),
     );
     cp = await ControlPlane.startLocal({
       meshDir,

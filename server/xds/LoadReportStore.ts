@@ -9,6 +9,7 @@
  * take only what they drop from the front.
  */
 import {
+  addLoadTotalsInto,
   type ClusterLoadReport,
   LOAD_KEEP_MS,
   loadBetween,
@@ -64,13 +65,7 @@ export class LoadReportStore implements LoadTotalsSource {
     const out: Record<string, LoadTotals> = {};
     for (const h of this.histories.values()) {
       if (h.lastAt <= fromMs) continue;
-      for (const [name, t] of Object.entries(loadBetween(h, fromMs, toMs))) {
-        const o = (out[name] ??= { issued: 0, succeeded: 0, failed: 0, dropped: 0 });
-        o.issued += t.issued;
-        o.succeeded += t.succeeded;
-        o.failed += t.failed;
-        o.dropped += t.dropped;
-      }
+      addLoadTotalsInto(out, loadBetween(h, fromMs, toMs));
     }
     return out;
   }

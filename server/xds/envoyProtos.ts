@@ -60,12 +60,13 @@ export function envoyIncludeDirs(): string[] {
   return ['envoy-api', 'xds', 'googleapis', 'protoc-gen-validate'].map((d) => path.join(pkgDir, 'deps', d));
 }
 
-let adsMemo: grpc.ServiceDefinition | undefined;
+const serviceMemo = new Map<string, grpc.ServiceDefinition>();
 
-/** The `envoy.service.discovery.v3.AggregatedDiscoveryService` definition (keepCase, longs as strings). */
-export function adsServiceDefinition(): grpc.ServiceDefinition {
-  if (!adsMemo) {
-    const def = protoLoader.loadSync(ADS_PROTO, {
+/** A gRPC service from the Envoy protos (keepCase, longs as strings, enums as strings), memoized. */
+function envoyService(proto: string, name: string): grpc.ServiceDefinition {
+  let def = serviceMemo.get(name);
+  if (!def) {
+    const pkg = protoLoader.loadSync(proto, {
       keepCase: true,
       longs: String,
       enums: String,
@@ -73,29 +74,22 @@ export function adsServiceDefinition(): grpc.ServiceDefinition {
       oneofs: true,
       includeDirs: envoyIncludeDirs(),
     });
-    adsMemo = def['envoy.service.discovery.v3.AggregatedDiscoveryService'] as grpc.ServiceDefinition;
+    def = pkg[name] as grpc.ServiceDefinition;
+    serviceMemo.set(name, def);
   }
-  return adsMemo;
+  return def;
+}
+
+/** The `envoy.service.discovery.v3.AggregatedDiscoveryService` definition (keepCase, longs as strings). */
+export function adsServiceDefinition(): grpc.ServiceDefinition {
+  return envoyService(ADS_PROTO, 'envoy.service.discovery.v3.AggregatedDiscoveryService');
 }
 
 const LRS_PROTO = 'envoy/service/load_stats/v3/lrs.proto';
 
-let lrsMemo: grpc.ServiceDefinition | undefined;
-
 /** The `envoy.service.load_stats.v3.LoadReportingService` definition (same options as ADS). */
 export function lrsServiceDefinition(): grpc.ServiceDefinition {
-  if (!lrsMemo) {
-    const def = protoLoader.loadSync(LRS_PROTO, {
-      keepCase: true,
-      longs: String,
-      enums: String,
-      defaults: false,
-      oneofs: true,
-      includeDirs: envoyIncludeDirs(),
-    });
-    lrsMemo = def['envoy.service.load_stats.v3.LoadReportingService'] as grpc.ServiceDefinition;
-  }
-  return lrsMemo;
+  return envoyService(LRS_PROTO, 'envoy.service.load_stats.v3.LoadReportingService');
 }
 
 let rootMemo: protobuf.Root | undefined;

@@ -37,6 +37,7 @@ import type { NodeSnapshot, SnapshotCache, TypeSnapshot } from './SnapshotCache'
 import { discoveryResponsePrefix, withNonce } from './discoveryResponseBytes';
 import { leanDeserializer, scanDeltaDiscoveryRequest, scanDiscoveryRequest } from './leanDiscoveryRequest';
 import { RotatingCertificates, type TlsMaterial } from './rotatingCertificates';
+import { stopGrpcServer } from '../stopGrpcServer';
 
 export type SyncStatus = 'SYNCED' | 'STALE' | 'NACKED' | 'NOT SENT';
 
@@ -365,16 +366,7 @@ export class AdsServer extends EventEmitter<AdsServerEvents> {
     this.statusDirty.clear();
     for (const s of [...this.streams.values()]) s.close();
     for (const s of [...this.lrsStreams]) s.close();
-    await new Promise<void>((resolve) => {
-      const t = setTimeout(() => {
-        server.forceShutdown();
-        resolve();
-      }, 1000);
-      server.tryShutdown(() => {
-        clearTimeout(t);
-        resolve();
-      });
-    });
+    await stopGrpcServer(server);
   }
 
   /**

@@ -1,6 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { RecordLog } from './RecordLog';
 import { type WhoAnswer, whoService } from './whoService';
+import { stopGrpcServer } from '../../stopGrpcServer';
 
 /**
  * A gRPC server on `address:port` answering `/demo.Demo/Who` with `{backend: name}`. `failPercent`
@@ -41,16 +42,6 @@ export async function startGrpcEchoApp(options: {
   return {
     port,
     // Bounded: a client that keeps calling would hold a graceful shutdown open for ever.
-    stop: () =>
-      (stopped ??= new Promise<void>((resolve) => {
-        const t = setTimeout(() => {
-          server.forceShutdown();
-          resolve();
-        }, 1000);
-        server.tryShutdown(() => {
-          clearTimeout(t);
-          resolve();
-        });
-      })),
+    stop: () => (stopped ??= stopGrpcServer(server)),
   };
 }

@@ -8,6 +8,7 @@ import * as grpc from '@grpc/grpc-js';
 import { type Child, forkChild } from '../../localMesh/demoApps/forkChild';
 import { xdsClientBootstrap, XDS_CLIENT_PROCESS } from '../../localMesh/demoApps/startGrpcClientApp';
 import { whoService } from '../../localMesh/demoApps/whoService';
+import { stopGrpcServer } from '../../stopGrpcServer';
 
 export type { Child };
 
@@ -62,17 +63,7 @@ export async function startBackend(
   return {
     name,
     port,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        const t = setTimeout(() => {
-          server.forceShutdown();
-          resolve();
-        }, 1000);
-        server.tryShutdown(() => {
-          clearTimeout(t);
-          resolve();
-        });
-      }),
+    stop: () => stopGrpcServer(server),
   };
 }
 

@@ -6,7 +6,7 @@ const origin = `http://127.0.0.1:${port}`;
 /** The console of scripts/e2e-gitea-server.sh (GitOps on a real Gitea). */
 export const GITEA_E2E_ORIGIN = 'http://127.0.0.1:3101';
 /** The console of scripts/e2e-grpc-server.sh (examples/grpc-canary: real gRPC clients and backends). */
-export const GRPC_E2E_ORIGIN = 'http://127.0.0.1:3102';
+export const GRPC_E2E_ORIGIN = 'http://127.0.0.1:3103';
 
 export default defineConfig({
   testDir: 'e2e',

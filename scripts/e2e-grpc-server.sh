@@ -5,7 +5,7 @@
 # Console token e2e-token; state and copy in a temp dir removed when the server stops (SIGTERM).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-port="${E2E_GRPC_PORT:-3102}"
+port="${E2E_GRPC_PORT:-3103}"
 xds="${E2E_GRPC_XDS_PORT:-18102}"
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/md-e2e-grpc-XXXXXX")"
 cp -R examples/grpc-canary "$tmp/mesh"

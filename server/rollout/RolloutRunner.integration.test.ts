@@ -72,7 +72,7 @@ const probed = (canary: string): RolloutSpecInput => ({
   canary,
   steps: [50, 100],
   pauseS: 0.3,
-  analysis: { probe: { listener: 'gateway', count: 20, from: { address: CLIENT }, timeoutMs: 1000 } },
+  analysis: { probe: { listener: 'gateway', count: 20, from: { address: CLIENT }, timeoutMs: 5000 } },
 });
 
 describe('progressive rollouts on the local mesh (real l7mp, real probes, a real webhook)', () => {

@@ -151,8 +151,8 @@ class MiniMapPainter {
   }
 
   setContent(content: Content): void {
-    // New nodes are a new layer anyway; reading the colours again with it costs nothing extra.
-    if (content.boxes !== this.content?.boxes) this.palette = undefined;
+    // The colours stay until the theme changes (restyle): reading them is a getComputedStyle, which
+    // forces the style of every node an edit just changed in the middle of the frame.
     this.content = content;
     this.request();
   }

@@ -1,6 +1,6 @@
 'use client';
 
-import { useEffect, useId, useRef, useState } from 'react';
+import { useDeferredValue, useEffect, useId, useMemo, useRef, useState } from 'react';
 import { mayHaveQuickFix, type QuickFix } from '@/lib/console/quickFixes';
 import type { Diagnostic } from '@/lib/model/diagnostic';
 import { formatFieldPath } from '@/lib/model/fieldPath';
@@ -77,29 +77,44 @@ function FieldErrors({ list, ctx }: { list: Diagnostic[] | undefined; ctx: Field
   if (!list || list.length === 0) return null;
   return (
     <ul className="field-errors" data-testid="field-errors">
-      {list.map((d, i) => {
-        const fixes = ctx.fixesFor && ctx.onFix && mayHaveQuickFix(d) ? ctx.fixesFor(d) : [];
-        return (
-          <li key={i} className={`field-error field-error--${d.severity}`}>
-            {d.message}
-            {fixes.length > 0 ? (
-              <span className="field-error__fixes" role="group" aria-label="Quick fixes">
-                {fixes.map((f) => (
-                  <button
-                    key={f.title}
-                    type="button"
-                    data-testid="field-quick-fix"
-                    onClick={() => ctx.onFix!(f)}
-                  >
-                    {f.title}
-                  </button>
-                ))}
-              </span>
-            ) : null}
-          </li>
-        );
-      })}
+      {list.map((d, i) => (
+        <li key={i} className={`field-error field-error--${d.severity}`}>
+          {d.message}
+          {ctx.fixesFor && ctx.onFix && mayHaveQuickFix(d) ? (
+            <FieldQuickFixes d={d} fixesFor={ctx.fixesFor} onFix={ctx.onFix} />
+          ) : null}
+        </li>
+      ))}
     </ul>
+  );
+}
+
+/**
+ * A problem's quick fixes, worked out in a render after the one that shows the problem: a dangling
+ * reference's suggestions compare it with every name of the draft (a few ms at 500 objects), and the
+ * message and the canvas's marker should not wait for them (issue 5, P8).
+ */
+function FieldQuickFixes({
+  d,
+  fixesFor,
+  onFix,
+}: {
+  d: Diagnostic;
+  fixesFor(d: Diagnostic): QuickFix[];
+  onFix(fix: QuickFix): void;
+}) {
+  const asked = useMemo(() => ({ d, fixesFor }), [d, fixesFor]);
+  const deferred = useDeferredValue(asked, null);
+  const fixes = useMemo(() => (deferred ? deferred.fixesFor(deferred.d) : []), [deferred]);
+  if (fixes.length === 0) return null;
+  return (
+    <span className="field-error__fixes" role="group" aria-label="Quick fixes">
+      {fixes.map((f) => (
+        <button key={f.title} type="button" data-testid="field-quick-fix" onClick={() => onFix(f)}>
+          {f.title}
+        </button>
+      ))}
+    </span>
   );
 }
 

@@ -31,12 +31,22 @@ function idsOf(raw: string | null | undefined): string[] {
   }
 }
 
-/** The same Set while storage holds the same ids (useSyncExternalStore compares snapshots by identity). */
-function snapshot(): ReadonlySet<string> {
+/** Reads storage again: on each mount, after our own write and on another tab's. */
+function refresh(): void {
   const raw = stored();
   const key = raw === undefined ? `memory:${memory.join(',')}` : raw;
   if (!cached || cached.raw !== key) cached = { raw: key, set: new Set(idsOf(raw)) };
-  return cached.set;
+}
+
+/**
+ * The same Set while storage holds the same ids (useSyncExternalStore compares snapshots by identity).
+ * Storage is not read here: React asks for the snapshot on every render of the toolbar and again in
+ * an effect after it, and a localStorage read there showed up on an edit's main-thread path (issue 5,
+ * P8); only writes (ours, or another tab's `storage` event) change what it holds.
+ */
+function snapshot(): ReadonlySet<string> {
+  if (!cached) refresh();
+  return cached!.set;
 }
 
 const EMPTY: ReadonlySet<string> = new Set();
@@ -49,11 +59,19 @@ export function useSeenRollouts(): [ReadonlySet<string>, (id: string) => void] {
   const seen = useSyncExternalStore(
     (cb) => {
       listeners.add(cb);
+      // What storage holds now, once per mount (the render before read what was cached).
+      const before = cached;
+      refresh();
+      if (cached !== before) cb();
       // Another tab opened one.
-      window.addEventListener('storage', cb);
+      const fromOtherTab = () => {
+        refresh();
+        cb();
+      };
+      window.addEventListener('storage', fromOtherTab);
       return () => {
         listeners.delete(cb);
-        window.removeEventListener('storage', cb);
+        window.removeEventListener('storage', fromOtherTab);
       };
     },
     snapshot,
@@ -68,6 +86,7 @@ export function useSeenRollouts(): [ReadonlySet<string>, (id: string) => void] {
     } catch {
       // Storage can be off (private mode): `memory` keeps them.
     }
+    refresh();
     for (const l of listeners) l();
   }, []);
   return [seen, markSeen];

@@ -23,6 +23,7 @@ import {
   deniedText,
   formatValue,
   isInvalid,
+  isRolloutHeld,
   objectLabel,
   outcomeLabel,
   outcomeSummary,
@@ -30,6 +31,21 @@ import {
   sortRows,
   summaryLine,
 } from './clusterApplyView';
+import { ROLLOUT_IN_PROGRESS } from '@/lib/kube/rolloutSplit';
+
+/** A Target whose split a running rollout moves, and a draft that removes it (server/kube/clusterApply.ts). */
+const HELD = {
+  ...UNCHANGED,
+  ref: ref('Target', 'echo-canary', 3),
+  action: 'error' as const,
+  error: {
+    status: 409,
+    reason: ROLLOUT_IN_PROGRESS,
+    message:
+      'Target default/echo-canary: rollout r-1 of echo-v2 is paused at step 1 of 2 (50%) and moves its split; this apply would remove its split. Abort or finish the rollout first, then apply again',
+    causes: [],
+  },
+};
 
 describe('objectLabel', () => {
   it('names an object as Kind namespace/name, a collection and a broken file in words', () => {
@@ -217,6 +233,30 @@ describe('applyBlockers', () => {
     expect(applyBlockers(dryRun([SKIPPED, ORPHAN]))).toEqual([
       'The draft has no objects to apply to the cluster.',
     ]);
+  });
+});
+
+describe('a Target a running rollout holds', () => {
+  it('is its own row: not invalid, not a conflict Force could take over, and it blocks the apply', () => {
+    expect(isRolloutHeld(HELD)).toBe(true);
+    expect(isInvalid(HELD)).toBe(false);
+    expect([isRolloutHeld(FORBIDDEN), isRolloutHeld(CONFLICT)]).toEqual([false, false]);
+    expect(actionLabel(HELD)).toBe('rollout running');
+    expect(outcomeLabel({ ...HELD, done: false })).toBe('not applied: rollout running');
+    expect(summaryLine([UPDATE, HELD])).toBe('1 to update, 1 held by a running rollout');
+    expect(applyBlockers(dryRun([UPDATE, HELD]))).toEqual([
+      'A progressive rollout is moving the split of 1 Target this draft changes: abort or finish it first, or leave the split as it runs (see the rows below).',
+    ]);
+    expect(problemLines(HELD.error)).toEqual([{ message: HELD.error.message }]);
+  });
+
+  it("reads the apply's 409 as the rollout's, with the server's words", () => {
+    const said = `nothing was applied: ${HELD.error.message}`;
+    expect(applyFailure(409, { ...applyAnswer([UPDATE, HELD], () => false), error: said }, '')).toEqual({
+      kind: 'rollout',
+      title: 'A progressive rollout is running: nothing was applied',
+      detail: said,
+    });
   });
 });
 

@@ -5,6 +5,7 @@
  */
 import type { AccessDecision } from '@/server/kube/accessReview';
 import { type ClusterChange, changesUndoneBy } from './clusterDrift';
+import { ROLLOUT_IN_PROGRESS } from '@/lib/kube/rolloutSplit';
 import type {
   ApiProblem,
   ApplyResult,
@@ -68,6 +69,14 @@ export function isInvalid(p: ObjectPlan): boolean {
   return reason !== 'Forbidden' && reason !== 'Unauthorized' && causes.some((c) => c.field);
 }
 
+/**
+ * An `error` row Meshdeck itself refused: the apply would change or remove the split of a Target a
+ * progressive rollout is moving (lib/kube/rolloutSplit.ts). No Force takes it over.
+ */
+export function isRolloutHeld(p: ObjectPlan): boolean {
+  return p.action === 'error' && p.error?.reason === ROLLOUT_IN_PROGRESS;
+}
+
 /** The word for a row's action in a dry-run. */
 export function actionLabel(p: ObjectPlan): string {
   switch (p.action) {
@@ -86,6 +95,7 @@ export function actionLabel(p: ObjectPlan): string {
     case 'skipped':
       return 'skipped';
     case 'error':
+      if (isRolloutHeld(p)) return 'rollout running';
       return isInvalid(p) ? 'invalid' : p.error?.reason === 'Forbidden' ? 'forbidden' : 'refused';
   }
 }
@@ -116,11 +126,12 @@ export function sortRows<T extends ObjectPlan>(rows: readonly T[]): T[] {
   );
 }
 
-/** How many rows of each action (errors split into invalid and refused, as the rows read). */
+/** How many rows of each action (errors split into rollout, invalid and refused, as the rows read). */
 export function countRows(rows: readonly ObjectPlan[]): Record<string, number> {
   const out: Record<string, number> = {};
   for (const r of rows) {
-    const k = r.action === 'error' ? (isInvalid(r) ? 'invalid' : 'refused') : r.action;
+    const k =
+      r.action === 'error' ? (isRolloutHeld(r) ? 'rollout' : isInvalid(r) ? 'invalid' : 'refused') : r.action;
     out[k] = (out[k] ?? 0) + 1;
   }
   return out;
@@ -139,6 +150,7 @@ export function summaryLine(rows: readonly ObjectPlan[]): string {
   if (c.conflict) parts.push(plural(c.conflict, 'conflict', 'conflicts'));
   if (c.invalid) parts.push(`${c.invalid} invalid`);
   if (c.refused) parts.push(`${c.refused} refused`);
+  if (c.rollout) parts.push(`${c.rollout} held by a running rollout`);
   if (c.orphan) parts.push(`${c.orphan} no longer in the draft`);
   if (c.skipped) parts.push(`${c.skipped} skipped`);
   return parts.length ? parts.join(', ') : 'the draft has no objects';
@@ -229,6 +241,11 @@ export function applyBlockers(
       `${plural(c.conflict, 'object has', 'objects have')} fields another manager owns: choose Force to take them over, or change the draft.`,
     );
   }
+  if (c.rollout) {
+    reasons.push(
+      `A progressive rollout is moving the split of ${plural(c.rollout, 'Target', 'Targets')} this draft changes: abort or finish it first, or leave the split as it runs (see the rows below).`,
+    );
+  }
   const behind = changesUndoneBy(dryRun.clusterChanges, choices.prune ?? false).length;
   if (behind && !choices.overwrite) {
     reasons.push(
@@ -258,7 +275,8 @@ export function formatValue(v: unknown, max = 120): string {
 
 /** What an apply answer means for the user: a short heading, the detail, and what they can do next. */
 export interface ApplyFailure {
-  kind: 'stale' | 'busy' | 'behind' | 'conflict' | 'invalid' | 'partial' | 'unavailable' | 'other';
+  kind:
+    'stale' | 'busy' | 'behind' | 'conflict' | 'rollout' | 'invalid' | 'partial' | 'unavailable' | 'other';
   title: string;
   detail: string;
 }
@@ -283,6 +301,9 @@ export function applyFailure(status: number, body: unknown, message: string): Ap
           title: 'The draft changed since the dry-run: review again',
           detail: `${said}. Nothing was applied.`,
         };
+  }
+  if (status === 409 && objects?.some(isRolloutHeld)) {
+    return { kind: 'rollout', title: 'A progressive rollout is running: nothing was applied', detail: said };
   }
   if (status === 409 && objects) {
     return {

@@ -6,7 +6,9 @@
  * server-side sync does the same), and prune deletes only what Meshdeck applied. The check before it is
  * the engine's on Git's objects together with what the cluster holds besides (its Services, Pods and
  * EndpointSlices from the cluster mirror). The sync waits (boundedly) until the mirror shows what it
- * wrote, so the comparison that follows sees the result.
+ * wrote, so the comparison that follows sees the result. A Target's split a progressive rollout is moving
+ * is not undone by a sync: such a commit fails with the rollout's name (nothing written), and a split a
+ * rollout left is removed when Git has none (server/kube/clusterApply.ts, as for a console apply).
  */
 import { compileMesh } from '@/lib/engine/compileMesh';
 import { type FileMap, parseFiles } from '@/lib/gitops/manifestObjects';
@@ -17,6 +19,7 @@ import type { ApplyHistory } from '../console/ApplyHistory';
 import { meshDirDoc, readMeshDirContent } from '../console/meshDirFiles';
 import { ClusterApply } from '../kube/clusterApply';
 import type { ClusterClient } from '../kube/clusterClient';
+import type { RolloutOnTarget } from '@/lib/kube/rolloutSplit';
 import type { SyncTarget } from './GitAutoSync';
 
 export interface ClusterSyncTargetOptions {
@@ -26,6 +29,8 @@ export interface ClusterSyncTargetOptions {
   /** The cluster mirror's directory (what runs, as files). */
   mirrorDir: string;
   history?: Pick<ApplyHistory, 'record'>;
+  /** The console's progressive rollouts (RolloutRunner.list()); absent: none. */
+  rollouts?: () => readonly RolloutOnTarget[];
   /** How long to wait for the mirror to show the sync (default 10 s). */
   settleMs?: number;
   logger?: Pick<Console, 'warn'>;
@@ -48,6 +53,7 @@ export function clusterSyncTarget(o: ClusterSyncTargetOptions): SyncTarget {
         force: true,
         prune,
         kinds: o.kinds,
+        rollouts: o.rollouts?.() ?? [],
       });
       const written = (action: string) =>
         result.objects.filter((x) => x.done && x.action === action).map((x) => x.ref.key);
@@ -58,7 +64,7 @@ export function clusterSyncTarget(o: ClusterSyncTargetOptions): SyncTarget {
         .map((x) => `${x.ref.key}: ${x.error ? `${x.error.reason}: ${x.error.message}` : x.action}`);
       const error = result.ok
         ? undefined
-        : `${result.applied ? 'some writes failed' : 'the API server refused the apply (nothing was written)'}: ${refused.join('; ')}`;
+        : `${result.applied ? 'some writes failed' : 'the dry-run gate refused the apply (nothing was written)'}: ${refused.join('; ')}`;
       let historyId: number | undefined;
       if (result.applied && o.history && applied.length + deleted.length > 0) {
         try {

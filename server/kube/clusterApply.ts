@@ -5,11 +5,22 @@
  * would do: the live object, the would-be result and their diff, the server's validation errors with
  * field paths, and conflicts with other field managers. `apply` repeats that gate and writes only when
  * every object passed it. Nothing here throws on API errors: each answer names the object and the field.
+ * A Target's split that a progressive rollout wrote under its own field manager is kept out of the way
+ * of a draft by lib/kube/rolloutSplit.ts: refused while the rollout runs, released once it has ended.
  */
 import { CRD_GROUP, CRD_VERSION, crdPlural, MESH_CRD_KINDS, type MeshCrdKind } from '@/lib/kube/crds';
 import { type FileMap, type ManifestObject, parseFiles } from '@/lib/gitops/manifestObjects';
 import type { ActingUser, ClusterClient, ClusterResponse } from './clusterClient';
 import { type FieldChange, objectDiff } from '@/lib/kube/objectDiff';
+import {
+  releasedResult,
+  ROLLOUT_IN_PROGRESS,
+  type RolloutOnTarget,
+  shareBody,
+  SPLIT_FIELD,
+  type SplitDecision,
+  splitDecision,
+} from '@/lib/kube/rolloutSplit';
 
 /** The field manager of every apply the console makes (and the mark of objects it may prune). */
 export const FIELD_MANAGER = 'meshdeck';
@@ -77,8 +88,13 @@ export interface ObjectPlan {
   conflicts: FieldConflict[];
   /** The API server's Warning headers (e.g. deprecated fields). */
   warnings: string[];
-  /** Why a `skipped` object was not sent. */
+  /** Why a `skipped` object was not sent; what a release does (below). */
   note?: string;
+  /**
+   * A field another manager of Meshdeck's owns that this apply takes from it so the draft's value holds:
+   * a progressive rollout's `spec.split` when the draft has none (lib/kube/rolloutSplit.ts).
+   */
+  release?: { manager: string; field: string };
 }
 
 export interface DryRunResult {
@@ -103,6 +119,13 @@ export interface ApplyOptions {
    * it says nothing of the objects it does not name, so none is listed as an orphan or pruned.
    */
   partial?: { fieldManager: string };
+  /**
+   * The progressive rollouts this server keeps (RolloutRunner.list()): a draft that changes, removes or
+   * prunes the split of a Target one that has not ended moves is refused (409, `RolloutInProgress`)
+   * whatever `force` says, and a split an ended one left is released when the draft has none
+   * (lib/kube/rolloutSplit.ts). Not for `partial` applies (the rollout's own).
+   */
+  rollouts?: readonly RolloutOnTarget[];
 }
 
 /** The outcome of one object in a real apply. */
@@ -222,6 +245,16 @@ function localProblem(message: string, field?: string): ApiProblem {
   return { status: 0, reason: 'Invalid', message, causes: [field ? { field, message } : { message }] };
 }
 
+/** Meshdeck's own refusal of an apply that would undo a running rollout's split (no field: nothing to fix in it). */
+function rolloutProblem(message: string): ApiProblem {
+  return { status: 409, reason: ROLLOUT_IN_PROGRESS, message, causes: [] };
+}
+
+const releaseNote = (manager: string, done: boolean) =>
+  done
+    ? `released ${SPLIT_FIELD} from ${manager}: the split is gone, as the draft has it`
+    : `${SPLIT_FIELD} is released from ${manager} (the rollout that wrote it has ended), so the split goes as the draft has it`;
+
 /** `.spec.a` and `spec.a` both read `spec.a`; the API server writes both forms. */
 const cleanField = (f: string) => f.replace(/^\./, '');
 
@@ -327,7 +360,8 @@ export class ClusterApply {
       } else sendable.push(o);
     }
     plans.push(...(await mapLimit(sendable, (o) => this.dryRunOne(o, options))));
-    if (!options.partial) plans.push(...(await this.orphans(sendable, options.prune ?? false)));
+    if (!options.partial)
+      plans.push(...(await this.orphans(sendable, options.prune ?? false, options.rollouts ?? [])));
     const ok = plans.every((p) => p.action !== 'error' && p.action !== 'conflict');
     return { ok, user: this.user, objects: plans };
   }
@@ -348,6 +382,8 @@ export class ClusterApply {
     }
     const { objects } = draftObjects(files);
     const bodies = new Map(objects.map((o) => [o.ref.key, o]));
+    // Objects written in part (a release's first writes): something was applied even though they failed.
+    let wrotePart = false;
     const outcomes = await mapLimit(gate.objects, async (p): Promise<ObjectOutcome> => {
       if (p.action === 'delete') {
         const res = await this.send('DELETE', objectPath(p.ref), {
@@ -359,6 +395,11 @@ export class ClusterApply {
       }
       const o = bodies.get(p.ref.key);
       if (!o || !['create', 'update', 'unchanged'].includes(p.action)) return { ...p, done: false };
+      if (p.release) {
+        const out = await this.applyReleasing(o, p, p.release.manager, options);
+        wrotePart ||= out.wrotePart;
+        return out.outcome;
+      }
       const res = await this.applyOne(o, options, false);
       if (res.status === 200 || res.status === 201) {
         return {
@@ -375,10 +416,86 @@ export class ClusterApply {
         : { ...p, action: 'error', error: problemOf(res), done: false };
     });
     return {
-      applied: outcomes.some((o) => o.done),
+      applied: wrotePart || outcomes.some((o) => o.done),
       ok: outcomes.every((o) => o.done || o.action === 'skipped' || o.action === 'orphan'),
       user: this.user,
       objects: outcomes,
+    };
+  }
+
+  /**
+   * The writes of a Target whose split a rollout's manager gives up (lib/kube/rolloutSplit.ts): the draft
+   * with the split as it runs (shared with the rollout's manager), the rollout's manager applying nothing
+   * (it no longer owns the split), then the draft (no manager owns the split: the API server removes
+   * it). Each state between them is a valid Target with a backend. A failure after the first write is
+   * the object's error, saying what was written.
+   */
+  private async applyReleasing(
+    o: DraftObject,
+    p: ObjectPlan,
+    manager: string,
+    options: ApplyOptions,
+  ): Promise<{ outcome: ObjectOutcome; wrotePart: boolean }> {
+    const spec = (p.live?.spec ?? {}) as Record<string, unknown>;
+    const warnings: string[] = [];
+    const shared = await this.applyOne({ ref: o.ref, body: shareBody(o.body, spec.split) }, options, false);
+    warnings.push(...shared.warnings);
+    if (shared.status !== 200) {
+      const outcome: ObjectOutcome = isApplyConflict(shared)
+        ? { ...p, action: 'conflict', conflicts: conflictsOf(shared), warnings, done: false }
+        : { ...p, action: 'error', error: problemOf(shared), warnings, done: false };
+      return { outcome, wrotePart: false };
+    }
+    const failed = (res: ClusterResponse, what: string): { outcome: ObjectOutcome; wrotePart: boolean } => {
+      const problem = problemOf(res);
+      return {
+        outcome: {
+          ...p,
+          action: 'error',
+          error: { ...problem, message: `${what}: ${problem.message}` },
+          warnings,
+          done: false,
+        },
+        wrotePart: true,
+      };
+    };
+    const meta = o.body.metadata as Record<string, unknown>;
+    const released = await this.send('PATCH', objectPath(o.ref), {
+      query: { fieldManager: manager, fieldValidation: 'Strict' },
+      // Nothing but the object's identity: the manager gives up every field it owned (the split alone).
+      body: {
+        apiVersion: o.body.apiVersion,
+        kind: o.body.kind,
+        metadata: { name: meta.name, namespace: meta.namespace },
+      },
+      contentType: 'application/apply-patch+yaml',
+    });
+    warnings.push(...released.warnings);
+    if (released.status !== 200)
+      return failed(
+        released,
+        `the draft's other fields were applied with the split as it runs, then releasing ${SPLIT_FIELD} from ${manager} failed`,
+      );
+    const res = await this.applyOne(o, options, false);
+    warnings.push(...res.warnings);
+    if (res.status !== 200)
+      return failed(
+        res,
+        `${SPLIT_FIELD} was released from ${manager} (the split still runs, now the console's), then the draft's apply failed`,
+      );
+    const left = ((res.body.spec ?? {}) as Record<string, unknown>).split !== undefined;
+    return {
+      outcome: {
+        ...p,
+        result: res.body,
+        diff: objectDiff(p.live, res.body),
+        warnings,
+        done: true,
+        note: left
+          ? `released ${SPLIT_FIELD} from ${manager}, but another manager still owns it: the split stays`
+          : releaseNote(manager, true),
+      },
+      wrotePart: true,
     };
   }
 
@@ -435,7 +552,24 @@ export class ClusterApply {
     const got = await this.readLive(o);
     if ('error' in got) return plan(o.ref, 'error', { error: got.error });
     const { live } = got;
-    const res = await this.applyOne(o, options, true);
+    const split: SplitDecision = options.partial
+      ? { do: 'apply' }
+      : splitDecision({
+          ...o.ref,
+          draft: o.body,
+          live,
+          rollouts: options.rollouts ?? [],
+          consoleManager: FIELD_MANAGER,
+        });
+    // Before the dry-run: no force takes a split from a rollout that is moving it.
+    if (split.do === 'refuse') return plan(o.ref, 'error', { live, error: rolloutProblem(split.message) });
+    // A release is checked by its first write (the draft with the split as it runs): the draft as it is
+    // would be a Target with two sources until the rollout's manager lets the split go.
+    const res = await this.applyOne(
+      split.do === 'release' ? { ref: o.ref, body: split.share } : o,
+      options,
+      true,
+    );
     if (isApplyConflict(res))
       return plan(o.ref, 'conflict', { live, conflicts: conflictsOf(res), warnings: res.warnings });
     if (res.status !== 200 && res.status !== 201) {
@@ -447,16 +581,26 @@ export class ClusterApply {
       const message = `${o.ref.kind} ${o.ref.namespace}/${o.ref.name} does not exist (a part of an object is applied only to one that does)`;
       return plan(o.ref, 'error', { error: { status: 404, reason: 'NotFound', message, causes: [] } });
     }
-    const diff = objectDiff(live, res.body);
+    const result = split.do === 'release' ? releasedResult(res.body, o.body) : res.body;
+    const diff = objectDiff(live, result);
     const action: PlanAction = live === null ? 'create' : diff.length > 0 ? 'update' : 'unchanged';
-    return plan(o.ref, action, { live, result: res.body, diff, warnings: res.warnings });
+    const release =
+      split.do === 'release'
+        ? { release: { manager: split.manager, field: SPLIT_FIELD }, note: releaseNote(split.manager, false) }
+        : {};
+    return plan(o.ref, action, { live, result, diff, warnings: res.warnings, ...release });
   }
 
   /**
    * Mesh objects Meshdeck applied (an Apply entry of its field manager) in the draft's namespaces that the
-   * draft no longer has: dry-run deletes when pruning, `orphan` otherwise. Only the mesh kinds are pruned.
+   * draft no longer has: dry-run deletes when pruning, `orphan` otherwise. Only the mesh kinds are pruned;
+   * a Target whose split a rollout is moving is not (refused, as a draft that changes the split).
    */
-  private async orphans(sent: DraftObject[], prune: boolean): Promise<ObjectPlan[]> {
+  private async orphans(
+    sent: DraftObject[],
+    prune: boolean,
+    rollouts: readonly RolloutOnTarget[],
+  ): Promise<ObjectPlan[]> {
     const keys = new Set(sent.map((o) => o.ref.key));
     const namespaces = [...new Set(['default', ...sent.map((o) => o.ref.namespace)])].sort();
     const out: ObjectPlan[] = [];
@@ -488,6 +632,11 @@ export class ClusterApply {
                 note: 'the draft no longer has it; applied with prune it is deleted',
               }),
             );
+            continue;
+          }
+          const split = splitDecision({ ...ref, draft: null, live, rollouts, consoleManager: FIELD_MANAGER });
+          if (split.do === 'refuse') {
+            out.push(plan(ref, 'error', { live, error: rolloutProblem(split.message) }));
             continue;
           }
           const res = await this.send('DELETE', objectPath(ref), { query: { dryRun: 'All' } });

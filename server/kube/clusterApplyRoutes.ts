@@ -17,6 +17,7 @@ import { type ApplyResult, ClusterApply } from './clusterApply';
 import type { ActingUser } from './clusterClient';
 import { getClusterContext } from './clusterContext';
 import { getMeshMetrics } from '../metrics/metricsRegistry';
+import { ROLLOUT_IN_PROGRESS, type RolloutOnTarget } from '@/lib/kube/rolloutSplit';
 
 export const DryRunBody = z.strictObject({
   /** Dry-run taking over other managers' fields (what Apply with force would do). */
@@ -49,6 +50,8 @@ type Prepared =
       body: z.infer<typeof ClusterApplyBody> | z.infer<typeof DryRunBody>;
       store: DraftStore;
       kinds: { kinds?: readonly string[] };
+      /** The console's progressive rollouts: one moving a Target's split holds an apply that would undo it. */
+      rollouts: { rollouts: readonly RolloutOnTarget[] };
     };
 
 async function prepare(req: Request, schema: typeof DryRunBody | typeof ClusterApplyBody): Promise<Prepared> {
@@ -91,6 +94,7 @@ async function prepare(req: Request, schema: typeof DryRunBody | typeof ClusterA
     body: parsed.data,
     store: d.store,
     kinds: cluster.applyKinds ? { kinds: cluster.applyKinds } : {},
+    rollouts: { rollouts: ctx.rollouts?.list() ?? [] },
   };
 }
 
@@ -103,7 +107,7 @@ async function prepare(req: Request, schema: typeof DryRunBody | typeof ClusterA
 export async function postClusterDryRun(req: Request): Promise<Response> {
   const p = await prepare(req, DryRunBody);
   if (!p.ok) return p.response;
-  const result = await p.apply.dryRun(p.files, { ...p.body, ...p.kinds });
+  const result = await p.apply.dryRun(p.files, { ...p.body, ...p.kinds, ...p.rollouts });
   const targets = result.objects.filter((o) => o.action !== 'skipped' && o.ref.kind !== '').map((o) => o.ref);
   const verbs = p.body.prune ? [...APPLY_VERBS, 'delete'] : APPLY_VERBS;
   const access = await canApply(p.client, p.user, targets, verbs);
@@ -114,7 +118,8 @@ export async function postClusterDryRun(req: Request): Promise<Response> {
 /**
  * POST /api/cluster/apply?draft=<id> `{revision, force?, prune?, overwrite?}`: dry-run gate, then the
  * apply. 200 when every object was applied, 409 for a stale revision, mesh objects changed in the cluster
- * since the draft started (`clusterChanges`; unless `overwrite`) or field conflicts (nothing applied), 422 when the API
+ * since the draft started (`clusterChanges`; unless `overwrite`), field conflicts, or a Target's split a
+ * progressive rollout is moving (`error` names it; nothing applied), 422 when the API
  * server refused an object (nothing applied), 502 when some writes failed after the gate passed.
  */
 export async function postClusterApply(req: Request): Promise<Response> {
@@ -153,7 +158,7 @@ export async function postClusterApply(req: Request): Promise<Response> {
     }
     // The cluster's objects as the mirror has them now, before the apply changes them: the record's "before".
     const before = await readMeshDirContent(p.store.meshDir).then(meshDirDoc, () => undefined);
-    result = await p.apply.apply(p.files, { ...body, ...p.kinds });
+    result = await p.apply.apply(p.files, { ...body, ...p.kinds, ...p.rollouts });
     if (result.applied)
       historyId = await recordClusterApply(
         p,
@@ -165,16 +170,25 @@ export async function postClusterApply(req: Request): Promise<Response> {
   } finally {
     release();
   }
+  // A running rollout's refusal names the Target, the rollout and what to do: the answer's error too.
+  const held = result.applied
+    ? []
+    : result.objects.filter((o) => o.error?.reason === ROLLOUT_IN_PROGRESS).map((o) => o.error!.message);
   const status = result.ok
     ? 200
     : result.applied
       ? 502
-      : result.objects.some((o) => o.action === 'conflict')
+      : held.length > 0 || result.objects.some((o) => o.action === 'conflict')
         ? 409
         : 422;
   getMeshMetrics()?.applied('cluster', result.ok ? 'applied' : status === 502 ? 'failed' : 'refused');
   return jsonResponse(
-    { ...result, revision: p.revision, ...(historyId !== undefined ? { historyId } : {}) },
+    {
+      ...result,
+      revision: p.revision,
+      ...(held.length > 0 ? { error: `nothing was applied: ${held.join('; ')}` } : {}),
+      ...(historyId !== undefined ? { historyId } : {}),
+    },
     status,
   );
 }

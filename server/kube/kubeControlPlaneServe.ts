@@ -19,6 +19,7 @@ import { AdsServer } from '../xds/AdsServer';
 import { AdsListenError, listenAds, MeshXdsPublisher } from '../xds/meshXds';
 import { MESH_CRD_KINDS } from '@/lib/kube/kubeSnapshot';
 import { consoleBuilt, REPO_ROOT, resolveSignIn, startConsoleHttp } from '../cli/consoleHttp';
+import { getConsoleContext } from '../console/consoleContext';
 import { serveConsole, type ServedConsole } from '../console/serveConsole';
 import { clusterSyncTarget } from '../gitops/clusterSyncTarget';
 import { clusterRolloutTarget } from '../rollout/clusterRolloutTarget';
@@ -209,7 +210,14 @@ export async function runKubeServe(
       localMesh: false,
       sync: {
         target: (history) =>
-          clusterSyncTarget({ client: clusterClient, kinds: MESH_CRD_KINDS, mirrorDir: mirror.dir, history }),
+          clusterSyncTarget({
+            client: clusterClient,
+            kinds: MESH_CRD_KINDS,
+            mirrorDir: mirror.dir,
+            history,
+            // The runner serveConsole makes below: a sync does not undo the split of a rollout it runs.
+            rollouts: () => getConsoleContext()?.rollouts?.list() ?? [],
+          }),
         // Every replica compares; only the Lease holder writes, so two replicas never sync the same commit.
         automated: () => cp.health().leading,
       },

@@ -6,7 +6,7 @@
  * started the rollout. Steps are judged by real webhooks on 127.0.0.1 (ephemeral ports).
  */
 import { readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -14,17 +14,23 @@ import path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
+import { POST as postClusterApply } from '@/app/api/cluster/apply/route';
+import { POST as postClusterDryRun } from '@/app/api/cluster/dry-run/route';
 import { GET as getRollouts, POST as postRollout } from '@/app/api/rollouts/route';
 import { MESH_CRD_KINDS } from '@/lib/kube/crds';
+import { ROLLOUT_IN_PROGRESS, splitOwners } from '@/lib/kube/rolloutSplit';
 import { ENDED_PHASES, type RolloutSpecInput, type RolloutState } from '@/lib/rollout/rollout';
 import { ApplyHistory } from '../console/ApplyHistory';
-import { getConsoleAuth } from '../console/consoleAuth';
+import { ConsoleAuth, getConsoleAuth, setConsoleAuth } from '../console/consoleAuth';
+import { setConsoleContext } from '../console/consoleContext';
+import { DraftRegistry } from '../console/DraftRegistry';
 import { SELF_HEAL_CONFLICT, SERVER_LAYOUTS_ENV, serveConsole } from '../console/serveConsole';
 import { jsonPost } from '../console/testing/jsonPost';
 import { clusterSyncTarget } from '../gitops/clusterSyncTarget';
 import { syncOrigin } from '../gitops/testing/syncOrigin';
 import { ClusterApply } from '../kube/clusterApply';
 import { ClusterClient } from '../kube/clusterClient';
+import { setClusterContext } from '../kube/clusterContext';
 import { ClusterMirror } from '../kube/clusterMirror';
 import { KubeSource } from '../kube/kubeSource';
 import { installCrds, type Obj, until } from '../kube/replicasTestKit';
@@ -494,6 +500,224 @@ describe('progressive rollouts in Kubernetes mode (a real kube-apiserver, real w
       await served.dispose();
       if (layouts === undefined) delete process.env[SERVER_LAYOUTS_ENV];
       else process.env[SERVER_LAYOUTS_ENV] = layouts;
+    }
+  });
+});
+
+describe("a console apply or a sync from Git and a rollout's split (a real kube-apiserver)", () => {
+  const PROMOTE = { namespace: 'default', name: 'echo-promote' };
+  const PROMOTE_PATH = '/apis/msm.l7mp.io/v1/namespaces/default/targets/echo-promote';
+  const KEY = 'Target/default/echo-promote';
+  /** The Target as a draft has it: a load balancer and a label besides its backends (`spec` lines). */
+  const promoteYaml = (backends: string, label = 'echo') => `apiVersion: msm.l7mp.io/v1
+kind: Target
+metadata:
+  name: echo-promote
+  namespace: default
+  labels: { app: ${label} }
+spec:
+  loadbalancer: { policy: ConsistentHash, key: /IP/src_addr }
+${backends}`;
+  const withSplit = (w1: number, w2: number) =>
+    `  split:\n    - { serviceName: echo-v1, weight: ${w1} }\n    - { serviceName: echo-v2, weight: ${w2} }\n`;
+  /** The canary promoted: the Target sends everything to echo-v2 by name, with no split. */
+  const promoted = '  serviceName: echo-v2\n';
+  /** Another object of the same draft, which a refused apply must not create either. */
+  const side = `---
+apiVersion: msm.l7mp.io/v1
+kind: Target
+metadata: { name: echo-side, namespace: default }
+spec: { serviceName: echo-v1 }
+`;
+  const auth = new ConsoleAuth('rollout-split-route-token');
+  let drafts = 0;
+  const livePromote = async () => {
+    const res = await asAdmin('GET', PROMOTE_PATH);
+    expect(res.status, res.text).toBe(200);
+    return res.body as Obj;
+  };
+  /** The split's owners, and whether the rollout's manager has an entry at all. */
+  const ownership = (t: Obj) => ({
+    split: splitOwners(t).map((o) => o.manager),
+    rolloutEntry: (t.metadata.managedFields as Obj[]).some((m) => m.manager === ROLLOUT_FIELD_MANAGER),
+  });
+  /** The mirror shows echo-promote's split at these weights (what a rollout reads), bounded. */
+  const mirrored = (weights: number[]) =>
+    until(`the mirror to show echo-promote at ${weights.join('/')}`, async () => {
+      const split = await target.split(PROMOTE);
+      return !('error' in split) && split.map((e) => e.weight).join('/') === weights.join('/');
+    });
+
+  /**
+   * The console's Apply of a draft holding `mesh`, through the route handlers as the browser calls them
+   * (ann's session, the dry-run for the revision, then the apply), with the console's rollout runner.
+   */
+  async function consoleApply(mesh: string, options: { force?: boolean } = {}) {
+    const dir = path.join(tmp, `drafts-${++drafts}`);
+    await mkdir(path.join(dir, 'mesh'), { recursive: true });
+    await writeFile(path.join(dir, 'mesh', 'mesh.yaml'), mesh);
+    const registry = new DraftRegistry({
+      meshDir: path.join(dir, 'mesh'),
+      stateDir: path.join(dir, 'state'),
+      logger: quiet,
+    });
+    setConsoleContext({ drafts: registry, examplesDir: path.join(ROOT, 'examples'), rollouts: runner });
+    const session = auth.open({ ...ANN, method: 'oidc' });
+    const base = 'http://127.0.0.1:3100/api/cluster';
+    const dry = await postClusterDryRun(jsonPost(`${base}/dry-run`, JSON.stringify(options), session));
+    expect(dry.status).toBe(200);
+    const plan = (await dry.json()) as Obj;
+    const res = await postClusterApply(
+      jsonPost(`${base}/apply`, JSON.stringify({ ...options, revision: plan.revision }), session),
+    );
+    const answer = (await res.json()) as Obj;
+    const row = (x: Obj) => (x.objects as Obj[]).find((o) => o.ref.key === KEY)!;
+    return { plan, planned: row(plan), status: res.status, answer, outcome: row(answer) };
+  }
+
+  beforeAll(async () => {
+    setConsoleAuth(auth);
+    setClusterContext({ client, applyKinds: MESH_CRD_KINDS });
+    const created = await consoleApply(promoteYaml(withSplit(80, 20)));
+    expect(created.status, JSON.stringify(created.answer)).toBe(200);
+    await mirrored([80, 20]);
+  });
+  afterAll(() => {
+    setConsoleAuth(undefined);
+    setConsoleContext(undefined);
+    setClusterContext(undefined);
+  });
+
+  it("after a rollout, a draft with the split as it runs is applied; one that promotes to a serviceName releases the rollout's split", async () => {
+    const r = await started({ target: PROMOTE, canary: 'echo-v2', steps: [50], pauseS: 0 });
+    const done = await settled(r.id);
+    expect(done.phase, done.message).toBe('succeeded');
+    expect(ownership(await livePromote())).toEqual({ split: [ROLLOUT_FIELD_MANAGER], rolloutEntry: true });
+
+    // Nothing runs: a draft that leaves the split as it runs goes through (the console's manager shares it).
+    const kept = await consoleApply(promoteYaml(withSplit(50, 50), 'echo-kept'));
+    expect(kept.status, JSON.stringify(kept.answer)).toBe(200);
+    expect(kept.planned).not.toHaveProperty('release');
+    const afterKept = await livePromote();
+    expect(afterKept.metadata.labels).toEqual({ app: 'echo-kept' });
+    expect(afterKept.spec.split.map((e: Obj) => e.weight)).toEqual([50, 50]);
+    expect(ownership(afterKept).split.sort()).toEqual([CONSOLE_MANAGER, ROLLOUT_FIELD_MANAGER]);
+
+    // Promoted by name: the dry-run shows the split's removal and the release, and writes nothing.
+    const promote = await consoleApply(promoteYaml(promoted, 'echo-kept'));
+    expect(promote.planned, JSON.stringify(promote.plan)).toMatchObject({
+      action: 'update',
+      release: { manager: ROLLOUT_FIELD_MANAGER, field: 'spec.split' },
+      note: expect.stringContaining(`spec.split is released from ${ROLLOUT_FIELD_MANAGER}`),
+    });
+    expect(promote.planned.diff).toEqual([
+      { path: 'spec.serviceName', after: 'echo-v2' },
+      { path: 'spec.split', before: afterKept.spec.split },
+    ]);
+    expect(promote.plan.ok).toBe(true);
+    expect(promote.status, JSON.stringify(promote.answer)).toBe(200);
+    expect(promote.outcome).toMatchObject({
+      action: 'update',
+      done: true,
+      note: `released spec.split from ${ROLLOUT_FIELD_MANAGER}: the split is gone, as the draft has it`,
+    });
+    const live = await livePromote();
+    expect(live.spec).toEqual({
+      loadbalancer: { policy: 'ConsistentHash', key: '/IP/src_addr' },
+      serviceName: 'echo-v2',
+    });
+    expect(ownership(live)).toEqual({ split: [], rolloutEntry: false });
+    expect(managers(live)[CONSOLE_MANAGER]!.fieldsV1['f:spec']).toHaveProperty('f:serviceName');
+  });
+
+  it('a rollout that runs holds an apply or a sync that would undo its split (409, nothing written); once aborted, a sync without the split removes it', async () => {
+    const reset = await consoleApply(promoteYaml(withSplit(80, 20)));
+    expect(reset.status, JSON.stringify(reset.answer)).toBe(200);
+    await mirrored([80, 20]);
+    const hook = await judge(() => 500);
+    try {
+      const r = await started({
+        target: PROMOTE,
+        canary: 'echo-v2',
+        steps: [50, 100],
+        pauseS: 0,
+        analysis: { webhook: { url: hook.url } },
+        onFailure: 'pause',
+      });
+      const paused = await settled(r.id);
+      expect(paused.phase, paused.message).toBe('paused');
+      const before = await livePromote();
+      expect(before.spec.split.map((e: Obj) => e.weight)).toEqual([50, 50]);
+
+      for (const [mesh, force] of [
+        [promoteYaml(promoted) + side, false],
+        [promoteYaml(promoted) + side, true],
+        [promoteYaml(withSplit(80, 20)) + side, true],
+      ] as const) {
+        const held = await consoleApply(mesh, { force });
+        expect(held.status, JSON.stringify(held.answer)).toBe(409);
+        expect(held.planned).toMatchObject({
+          action: 'error',
+          error: { status: 409, reason: ROLLOUT_IN_PROGRESS },
+        });
+        expect(held.plan.ok).toBe(false);
+        expect(held.answer).toMatchObject({ applied: false, ok: false });
+        expect(held.answer.error).toContain(
+          `Target default/echo-promote: rollout ${r.id} of echo-v2 is paused at step 1 of 2 (50%)`,
+        );
+        expect(held.answer.error).toContain('Abort or finish the rollout first');
+        expect((held.answer.objects as Obj[]).every((o) => !o.done)).toBe(true);
+      }
+      expect((await livePromote()).metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+      expect((await asAdmin('GET', '/apis/msm.l7mp.io/v1/namespaces/default/targets/echo-side')).status).toBe(
+        404,
+      );
+
+      // The split as it runs: the apply goes through while the rollout runs.
+      const asRuns = await consoleApply(promoteYaml(withSplit(50, 50), 'echo-during'));
+      expect(asRuns.status, JSON.stringify(asRuns.answer)).toBe(200);
+      expect((await livePromote()).metadata.labels).toEqual({ app: 'echo-during' });
+
+      // Sync from Git: the same refusal is the sync's error, nothing written (a prune of the Target too).
+      const sync = clusterSyncTarget({
+        client,
+        kinds: MESH_CRD_KINDS,
+        mirrorDir: mirror.dir,
+        rollouts: () => runner.list(),
+        settleMs: 5_000,
+      });
+      const how = { actor: ANN, commit: 'c0ffee0', trigger: 'manual' as const };
+      const refused = await sync.apply({ 'mesh.yaml': promoteYaml(promoted) }, { ...how, prune: false });
+      expect(refused).toMatchObject({ applied: [], deleted: [] });
+      expect(refused.error).toMatch(
+        new RegExp(
+          `^the dry-run gate refused the apply \\(nothing was written\\): ${KEY}: ${ROLLOUT_IN_PROGRESS}: .*rollout ${r.id} .*remove its split`,
+        ),
+      );
+      const pruned = await sync.apply({ 'mesh.yaml': side }, { ...how, prune: true });
+      expect(pruned).toMatchObject({ applied: [], deleted: [] });
+      expect(pruned.error).toMatch(/this apply would delete the Target/);
+      const during = await livePromote();
+      expect(during.spec.split.map((e: Obj) => e.weight)).toEqual([50, 50]);
+
+      expect(await runner.act(r.id, 'abort', ANN)).toMatchObject({ rollout: { id: r.id } });
+      const aborted = await settled(r.id);
+      expect(aborted.phase, aborted.message).toBe('aborted');
+      await mirrored([80, 20]);
+      // The rollback was forced over the console's share: the rollout's manager owns the split alone.
+      expect(ownership(await livePromote())).toEqual({ split: [ROLLOUT_FIELD_MANAGER], rolloutEntry: true });
+
+      const synced = await sync.apply({ 'mesh.yaml': promoteYaml(promoted) }, { ...how, prune: false });
+      expect(synced.error).toBeUndefined();
+      expect(synced.applied).toEqual([KEY]);
+      const live = await livePromote();
+      expect(live.spec).toEqual({
+        loadbalancer: { policy: 'ConsistentHash', key: '/IP/src_addr' },
+        serviceName: 'echo-v2',
+      });
+      expect(ownership(live)).toEqual({ split: [], rolloutEntry: false });
+    } finally {
+      await hook.close();
     }
   });
 });

@@ -16,6 +16,7 @@ import { stringify } from 'yaml';
 import type { DraftDoc } from '@/lib/console/draftDoc';
 import type { ResolvedMesh } from '@/lib/engine/resolvedMesh';
 import { MESH_FILE } from '@/lib/kube/clusterDraftFiles';
+import { ROLLOUT_FIELD_MANAGER } from '@/lib/kube/rolloutSplit';
 import { MSM_API_VERSION } from '@/lib/model/common';
 import { grpcRouting } from '@/lib/rollout/grpcRouting';
 import type { ObjectRef } from '@/lib/rollout/rollout';
@@ -28,13 +29,12 @@ import type { ClusterClient } from '../kube/clusterClient';
 import type { RolloutTarget } from './RolloutTarget';
 
 /**
- * The field manager of a rollout's writes. Not the console's `meshdeck`: the step applies a partial
- * Target (its split alone), and server-side apply would remove every other field `meshdeck` owned (the
- * protocol, the load balancer, ...) from an apply of the same manager that leaves them out. Under its own
- * manager the rollout owns `spec.split` only, taken over with force as Flagger owns a canary's weights;
- * a later console apply of a draft that changes the split then meets a conflict it shows, and may force.
+ * The field manager of a rollout's writes (`meshdeck-rollout`, not the console's `meshdeck`; see
+ * lib/kube/rolloutSplit.ts). A later console apply of a draft that changes the split meets a conflict it
+ * shows, and may force, once the rollout has ended; while it runs the apply is refused, and a draft
+ * without a split has the rollout's ownership released (server/kube/clusterApply.ts).
  */
-export const ROLLOUT_FIELD_MANAGER = 'meshdeck-rollout';
+export { ROLLOUT_FIELD_MANAGER };
 
 /** Why a replica that does not hold the Lease runs no rollout. */
 export const NOT_LEADER = 'rollouts run on the replica that holds the Lease (leader election)';

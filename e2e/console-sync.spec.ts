@@ -5,6 +5,8 @@
  * object and the field with both values; "Open Git's version as a draft" opens a new draft holding Git's
  * port. Sync now writes main's tip to the local mesh: a commit with a dangling reference is held with its
  * error and the gateway keeps its port; the fixed commit runs, and the apply history says it came from Git.
+ * "Sync automatically" turned on in the panel syncs the commit waiting on main without Sync now (the
+ * change starts a comparison), and turned off again leaves the next commit out of sync.
  * Other specs share this server and its repository, so everything here is relative to what they left, and
  * main and what runs are put back at the end (what runs by the console's own Apply).
  */
@@ -166,6 +168,83 @@ test('Sync now: a commit with an error is held and nothing changes; the fixed on
   } finally {
     if (mainBefore !== undefined) commitOnMain(remoteGit, 'main as it was', () => mainBefore!);
     // What runs as it was: the files applied back through the console's own Apply.
+    expect(await putDraft(page, running.draft)).toBe(200);
+    expect(await applyDraftNow(page)).toBe(200);
+    await expect.poll(() => gatewayPort(page), { timeout: 20_000 }).toBe(portBefore);
+  }
+});
+
+test('Sync automatically: turned on in the panel, the commit waiting on main runs; turned off, the next one waits', async ({
+  page,
+}) => {
+  await openConsole(page, GATEWAY_VS);
+  const status = await page.evaluate(async () => (await fetch('/api/gitops/status')).json());
+  const remoteGit = (status as { repository: { source: { path?: string } } }).repository.source.path!;
+  const running = (await page.evaluate(async () => (await fetch('/api/draft')).json())) as {
+    draft: DraftDoc;
+  };
+  const portBefore = await gatewayPort(page);
+  expect(portBefore).not.toBeNull();
+  expect(portBefore).not.toBe(9006);
+  let mainBefore: string | undefined;
+  commitOnMain(remoteGit, 'gateway on 9006', (t) => {
+    mainBefore = t;
+    return t.replace(/(udp:\n\s+port: )\d+/, '$19006');
+  });
+  const setPolicy = (autoSync: { prune: boolean; selfHeal: boolean } | null) =>
+    page.evaluate(
+      async (body) => {
+        const s = (await (await fetch('/api/session')).json()) as { csrfToken: string };
+        const r = await fetch('/api/gitops/sync/policy', {
+          method: 'PUT',
+          headers: { 'content-type': 'application/json', 'x-csrf-token': s.csrfToken },
+          body: JSON.stringify(body),
+        });
+        return r.status;
+      },
+      { autoSync },
+    );
+  try {
+    await page.getByTestId('gitops-open').click();
+    await page.getByTestId('gitops-live-sync').getByRole('button', { name: 'What runs vs. Git' }).click();
+    const dialog = page.getByTestId('live-sync-dialog');
+    const panel = dialog.getByTestId('git-sync');
+    const auto = panel.getByRole('checkbox', { name: 'Sync automatically' });
+    await expect(panel.getByTestId('git-sync-policy')).toContainText('Automated sync: off');
+    await expect(auto).not.toBeChecked();
+    await expect(panel.getByTestId('git-sync-auto-prune')).toBeDisabled();
+    await expect(panel.getByTestId('git-sync-auto-self-heal')).toBeDisabled();
+
+    await auto.check();
+    await expect(panel.getByTestId('git-sync-policy')).toContainText('Automated sync: on');
+    await expect(panel.getByTestId('git-sync-auto-state')).toContainText('changed by local-admin');
+    await expect(panel.getByTestId('git-sync-auto-prune')).toBeEnabled();
+    await expect(panel.getByTestId('git-sync-auto-self-heal')).toBeEnabled();
+    // No Sync now: the comparison the change started syncs main's tip.
+    await expect.poll(() => gatewayPort(page), { timeout: 30_000 }).toBe(9006);
+    await dialog.getByTestId('live-sync-refresh').click();
+    await expect(panel.getByTestId('git-sync-last')).toContainText(
+      /Synced [0-9a-f]{7} \(a new commit, meshdeck:gitops-sync, [^)]*\): mesh\.yaml written/,
+    );
+    await panel.getByTestId('git-sync-auto-self-heal').check();
+    await expect(panel.getByTestId('git-sync-policy')).toContainText('Automated sync: on (self-heal)');
+    await panel.screenshot({ path: `${SHOTS}/console-git-sync-policy.png` });
+    await page.evaluate(() => document.documentElement.setAttribute('data-theme', 'light'));
+    await panel.screenshot({ path: `${SHOTS}/console-git-sync-policy-light.png` });
+    await page.evaluate(() => document.documentElement.setAttribute('data-theme', 'dark'));
+
+    await auto.uncheck();
+    await expect(panel.getByTestId('git-sync-policy')).toContainText('Automated sync: off');
+    // Self-heal is kept for the next time, but not changeable while off.
+    await expect(panel.getByTestId('git-sync-auto-self-heal')).toBeChecked();
+    await expect(panel.getByTestId('git-sync-auto-self-heal')).toBeDisabled();
+    commitOnMain(remoteGit, 'gateway on 9007', (t) => t.replace(/(udp:\n\s+port: )\d+/, '$19007'));
+    await dialog.getByTestId('live-sync-refresh').click();
+    await expect(dialog.getByTestId('live-sync-counts')).toContainText(/[1-9]\d* differ/);
+    expect(await gatewayPort(page)).toBe(9006);
+  } finally {
+    expect(await setPolicy(null)).toBe(200);
+    if (mainBefore !== undefined) commitOnMain(remoteGit, 'main as it was', () => mainBefore!);
     expect(await putDraft(page, running.draft)).toBe(200);
     expect(await applyDraftNow(page)).toBe(200);
     await expect.poll(() => gatewayPort(page), { timeout: 20_000 }).toBe(portBefore);

@@ -1,12 +1,17 @@
 'use client';
 
-import { useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
-import type { SyncAttempt } from '@/lib/gitops/autoSync';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useId, useState } from 'react';
+import {
+  type AutoSyncPolicy,
+  isAutoSyncOn,
+  type SyncAttempt,
+  type SyncPolicyChange,
+} from '@/lib/gitops/autoSync';
 import type { SyncView } from '@/server/gitops/GitAutoSync';
 import type { LiveSyncStatus } from '@/server/gitops/GitOpsService';
 import { apiFetch, errorMessage } from './api';
-import { appliesKey } from './queries';
+import { appliesKey, liveSyncKey } from './queries';
 
 /** GET /api/gitops/sync: the comparison, and the sync from Git where this server has one. */
 export type LiveSyncAnswer = LiveSyncStatus & { sync?: SyncView };
@@ -24,9 +29,9 @@ const TRIGGER_TEXT: Record<SyncAttempt['trigger'], string> = {
 };
 
 /**
- * Sync from Git in the "What runs vs. Git" dialog: the automated sync policy, the last sync (or the
- * commit held with its errors) and Sync now, which writes the base branch's tip to what runs after the
- * same checks as Apply.
+ * Sync from Git in the "What runs vs. Git" dialog: the automated sync policy with its toggles, the last
+ * sync (or the commit held with its errors) and Sync now, which writes the base branch's tip to what runs
+ * after the same checks as Apply.
  */
 export function GitSyncPanel(p: {
   status: LiveSyncAnswer;
@@ -63,7 +68,7 @@ export function GitSyncPanel(p: {
   return (
     <section className="git-sync" aria-label="Sync from Git" data-testid="git-sync">
       <p className="git-sync__policy" data-testid="git-sync-policy">
-        {policy ? (
+        {isAutoSyncOn(policy) ? (
           <>
             <strong>Automated sync: on</strong>
             {policy.prune || policy.selfHeal
@@ -74,12 +79,12 @@ export function GitSyncPanel(p: {
           </>
         ) : (
           <>
-            Automated sync: off. Set <code>autoSync</code> (
-            <code>{'{"prune": false, "selfHeal": false}'}</code>) in the repository config to have what runs
+            Automated sync: off: what runs changes only by Apply and Sync now. Turn it on to have what runs
             follow <code>{p.status.baseBranch}</code>.
           </>
         )}
       </p>
+      <SyncPolicyToggles sync={sync} canWrite={p.canWrite} />
       <p className="git-sync__trigger" data-testid="git-sync-webhook">
         {sync.webhook ? (
           <>
@@ -135,6 +140,112 @@ export function GitSyncPanel(p: {
         </label>
       </span>
     </section>
+  );
+}
+
+/** What the toggles show: on or off, and prune and self-heal (kept while off). */
+interface PolicyToggles {
+  on: boolean;
+  prune: boolean;
+  selfHeal: boolean;
+}
+
+/** What a change of the toggles does, for its error: "turn automated sync on", "turn prune off". */
+function changeText(from: PolicyToggles, to: PolicyToggles): string {
+  if (from.on !== to.on) return `turn automated sync ${to.on ? 'on' : 'off'}`;
+  if (from.prune !== to.prune) return `turn prune ${to.prune ? 'on' : 'off'}`;
+  return `turn self-heal ${to.selfHeal ? 'on' : 'off'}`;
+}
+
+function togglesOf(policy: AutoSyncPolicy | undefined): PolicyToggles {
+  return { on: isAutoSyncOn(policy), prune: policy?.prune ?? false, selfHeal: policy?.selfHeal ?? false };
+}
+
+/**
+ * Argo CD's "Enable Auto-Sync", "Prune resources" and "Self heal": each change is saved at once (PUT
+ * /api/gitops/sync/policy) and shown as asked while it is saved; prune and self-heal wait for the automated
+ * sync. Read-only without a session, or where the server says the policy is configured elsewhere.
+ */
+function SyncPolicyToggles(p: { sync: SyncView; canWrite: boolean }) {
+  const queryClient = useQueryClient();
+  const noteId = useId();
+  const saved = togglesOf(p.sync.policy);
+  const mutation = useMutation({
+    mutationFn: (next: PolicyToggles) =>
+      apiFetch<{ changed: boolean; sync: SyncView }>('/api/gitops/sync/policy', {
+        method: 'PUT',
+        body: {
+          autoSync: next.on ? { prune: next.prune, selfHeal: next.selfHeal } : null,
+        } satisfies SyncPolicyChange,
+      }),
+    // The answer's view at once; the dialog's query read again for the rest (the comparison it started).
+    onSuccess: (r) =>
+      queryClient.setQueryData<LiveSyncAnswer | null>(liveSyncKey, (old) =>
+        old ? { ...old, sync: r.sync } : old,
+      ),
+    onSettled: () => queryClient.invalidateQueries({ queryKey: liveSyncKey }),
+  });
+  const shown = mutation.isPending && mutation.variables ? mutation.variables : saved;
+  const why = p.canWrite ? p.sync.policyReadOnly : 'Changing the policy needs a signed-in session';
+  const locked = why !== undefined || mutation.isPending;
+  const set = (change: Partial<PolicyToggles>) => mutation.mutate({ ...shown, ...change });
+  const changed = p.sync.policyChangedBy
+    ? `changed by ${p.sync.policyChangedBy}${p.sync.policyChangedAt ? `, ${new Date(p.sync.policyChangedAt).toLocaleString()}` : ''}`
+    : '';
+  return (
+    <>
+      <fieldset
+        className="git-sync__auto"
+        aria-describedby={why ? noteId : undefined}
+        aria-busy={mutation.isPending}
+        data-testid="git-sync-auto"
+      >
+        <legend className="visually-hidden">Automated sync policy</legend>
+        <label title="Write each new commit of the base branch to what runs once it passes the checks Apply makes">
+          <input
+            type="checkbox"
+            checked={shown.on}
+            disabled={locked}
+            onChange={(e) => set({ on: e.target.checked })}
+            data-testid="git-sync-auto-on"
+          />
+          Sync automatically
+        </label>
+        <label title="With the automated sync: also remove what runs but is not in Git">
+          <input
+            type="checkbox"
+            checked={shown.prune}
+            disabled={locked || !shown.on}
+            onChange={(e) => set({ prune: e.target.checked })}
+            data-testid="git-sync-auto-prune"
+          />
+          Prune
+        </label>
+        <label title="With the automated sync: also put back what was changed outside Git when Git did not move">
+          <input
+            type="checkbox"
+            checked={shown.selfHeal}
+            disabled={locked || !shown.on}
+            onChange={(e) => set({ selfHeal: e.target.checked })}
+            data-testid="git-sync-auto-self-heal"
+          />
+          Self-heal
+        </label>
+        <span className="git-sync__auto-state" role="status" data-testid="git-sync-auto-state">
+          {mutation.isPending ? 'Saving…' : changed}
+        </span>
+      </fieldset>
+      {why ? (
+        <p className="git-sync__note" id={noteId} data-testid="git-sync-auto-note">
+          {why}
+        </p>
+      ) : null}
+      {mutation.isError && mutation.variables ? (
+        <p className="field-error" role="alert" data-testid="git-sync-auto-error">
+          Could not {changeText(saved, mutation.variables)}: {errorMessage(mutation.error)}
+        </p>
+      ) : null}
+    </>
   );
 }
 

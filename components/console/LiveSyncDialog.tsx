@@ -7,10 +7,8 @@ import type { LiveSyncStatus } from '@/server/gitops/GitOpsService';
 import { ApiError, apiFetch, errorMessage } from './api';
 import { Dialog } from './Dialog';
 import { GitSyncPanel, type LiveSyncAnswer } from './GitSyncPanel';
-import { draftsKey } from './queries';
+import { draftsKey, liveSyncKey } from './queries';
 import './liveSync.css';
-
-export const liveSyncKey = ['gitops-sync'] as const;
 
 /** How often the toolbar's chip compares again (each a fetch of the repository; Argo CD polls every 3 min). */
 const REFRESH_MS = 120_000;

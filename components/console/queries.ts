@@ -145,6 +145,9 @@ export function diskStateQuery(draftId: string, diskHash: string) {
   });
 }
 
+/** What runs against the GitOps base branch, with the sync from Git (LiveSyncDialog's useLiveSync). */
+export const liveSyncKey = ['gitops-sync'] as const;
+
 export const rolloutsKey = ['rollouts'] as const;
 
 /** How often the rollouts are read while one progresses, and otherwise (another tab's or the CLI's start). */

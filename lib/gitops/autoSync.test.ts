@@ -1,5 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { AutoSyncPolicy, holdReason, outOfSyncKeys, type SyncAttempt, syncDecision } from './autoSync';
+import {
+  AutoSyncPolicy,
+  changedPolicy,
+  holdReason,
+  isAutoSyncOn,
+  outOfSyncKeys,
+  policyText,
+  samePolicy,
+  type SyncAttempt,
+  syncDecision,
+  SyncPolicyChange,
+} from './autoSync';
 import type { SyncEntry, SyncState } from './liveSync';
 
 const entry = (key: string, state: SyncState): SyncEntry => {
@@ -125,6 +136,53 @@ describe('AutoSyncPolicy', () => {
       selfHeal: false,
       as: { user: 'ci-bot', groups: [] },
     });
+  });
+});
+
+describe('turning the policy on and off (the console)', () => {
+  const bot = { user: 'ci-bot', groups: ['mesh-writers'] };
+
+  it('is on when present and not `enabled: false` (Argo CD: an absent `enabled` is on)', () => {
+    expect(isAutoSyncOn(undefined)).toBe(false);
+    expect(isAutoSyncOn(AutoSyncPolicy.parse({}))).toBe(true);
+    expect(isAutoSyncOn(AutoSyncPolicy.parse({ enabled: true }))).toBe(true);
+    expect(isAutoSyncOn(AutoSyncPolicy.parse({ enabled: false, prune: true }))).toBe(false);
+  });
+
+  it('off keeps the settings and the identity; on sets prune and self-heal and keeps the identity', () => {
+    const current: AutoSyncPolicy = { prune: true, selfHeal: false, as: bot };
+    expect(changedPolicy(current, null)).toEqual({ enabled: false, prune: true, selfHeal: false, as: bot });
+    expect(changedPolicy(undefined, null)).toBeUndefined();
+    expect(changedPolicy({ ...current, enabled: false }, { prune: false, selfHeal: true })).toEqual({
+      prune: false,
+      selfHeal: true,
+      as: bot,
+    });
+    expect(changedPolicy(undefined, { prune: true, selfHeal: true })).toEqual({
+      prune: true,
+      selfHeal: true,
+    });
+  });
+
+  it('compares policies by what they do, and says them in a few words', () => {
+    const p = AutoSyncPolicy.parse({ prune: true, as: { user: 'ci-bot', groups: ['b', 'a'] } });
+    expect(samePolicy(p, { ...p, enabled: true, as: { user: 'ci-bot', groups: ['a', 'b'] } })).toBe(true);
+    expect(samePolicy(p, { ...p, enabled: false })).toBe(false);
+    expect(samePolicy(p, { ...p, as: { user: 'other', groups: ['a', 'b'] } })).toBe(false);
+    expect(samePolicy(undefined, undefined)).toBe(true);
+    expect(samePolicy(undefined, { ...p, enabled: false })).toBe(false);
+    expect(
+      [undefined, { ...p, enabled: false }, off, p, { prune: true, selfHeal: true }].map(policyText),
+    ).toEqual(['off', 'off', 'on', 'on (prune)', 'on (prune, self-heal)']);
+  });
+
+  it("takes {autoSync: {prune, selfHeal} | null} and nothing else (the identity is not the console's)", () => {
+    expect(SyncPolicyChange.parse({ autoSync: null })).toEqual({ autoSync: null });
+    expect(SyncPolicyChange.parse({ autoSync: { prune: true, selfHeal: false } })).toEqual({
+      autoSync: { prune: true, selfHeal: false },
+    });
+    for (const bad of [{}, { autoSync: { prune: true } }, { autoSync: { ...heal, as: { user: 'root' } } }])
+      expect(SyncPolicyChange.safeParse(bad).success, JSON.stringify(bad)).toBe(false);
   });
 });
 

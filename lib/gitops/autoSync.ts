@@ -13,6 +13,11 @@ import type { LiveSync, SyncEntry } from './liveSync';
 
 /** The sync policy of the GitOps repository (its config's `autoSync`; absent: no automated sync). */
 export const AutoSyncPolicy = z.strictObject({
+  /**
+   * `false`: the automated sync is off but its settings are kept (Argo CD's `automated.enabled`), as the
+   * console turns it off; absent or `true`: on.
+   */
+  enabled: z.boolean().optional(),
   /** Remove what runs but is not in Git (Argo CD's prune); without it such objects are left running. */
   prune: z.boolean().default(false),
   /** Put back what was changed outside Git even when Git did not move (Argo CD's selfHeal). */
@@ -29,6 +34,53 @@ export const AutoSyncPolicy = z.strictObject({
     .optional(),
 });
 export type AutoSyncPolicy = z.infer<typeof AutoSyncPolicy>;
+
+/** Whether a policy syncs automatically: present and not turned off (`enabled: false`). */
+export function isAutoSyncOn(p: AutoSyncPolicy | undefined): p is AutoSyncPolicy {
+  return p !== undefined && p.enabled !== false;
+}
+
+/** What the console sets (PUT /api/gitops/sync/policy): prune and self-heal, or null to turn it off. */
+export const AutoSyncSetting = z.strictObject({ prune: z.boolean(), selfHeal: z.boolean() });
+export type AutoSyncSetting = z.infer<typeof AutoSyncSetting>;
+
+/** The body of PUT /api/gitops/sync/policy. */
+export const SyncPolicyChange = z.strictObject({ autoSync: AutoSyncSetting.nullable() });
+export type SyncPolicyChange = z.infer<typeof SyncPolicyChange>;
+
+/**
+ * The policy after the console's change: `null` turns it off keeping its settings and identity
+ * (`enabled: false`; nothing to keep: still no policy), a setting turns it on with that prune and self-heal.
+ * The `as` identity is never the console's to change: it stays as the config has it.
+ */
+export function changedPolicy(
+  current: AutoSyncPolicy | undefined,
+  next: AutoSyncSetting | null,
+): AutoSyncPolicy | undefined {
+  if (next === null) return current ? { ...current, enabled: false } : undefined;
+  return { prune: next.prune, selfHeal: next.selfHeal, ...(current?.as ? { as: current.as } : {}) };
+}
+
+/** Whether two policies are the same setting (an absent `enabled` is `true`; the order of `as.groups` aside). */
+export function samePolicy(a: AutoSyncPolicy | undefined, b: AutoSyncPolicy | undefined): boolean {
+  const norm = (p: AutoSyncPolicy | undefined) =>
+    p
+      ? JSON.stringify([
+          isAutoSyncOn(p),
+          p.prune,
+          p.selfHeal,
+          p.as ? [p.as.user, [...p.as.groups].sort()] : null,
+        ])
+      : 'none';
+  return norm(a) === norm(b);
+}
+
+/** The policy in a few words, for the log: `off`, `on`, `on (prune, self-heal)`. */
+export function policyText(p: AutoSyncPolicy | undefined): string {
+  if (!isAutoSyncOn(p)) return 'off';
+  const opts = [p.prune ? 'prune' : '', p.selfHeal ? 'self-heal' : ''].filter(Boolean);
+  return opts.length > 0 ? `on (${opts.join(', ')})` : 'on';
+}
 
 /** The user an automated sync acts as in Kubernetes mode when the policy names none. */
 export const DEFAULT_SYNC_USER = 'meshdeck:gitops-sync';

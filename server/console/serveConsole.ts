@@ -30,6 +30,7 @@ import { DraftRegistry } from './DraftRegistry';
 import type { DraftStore } from './DraftStore';
 import { writeFileAtomic } from './meshDirFiles';
 import { setOidcSignIn, type OidcSignIn } from './oidc';
+import { isAutoSyncOn } from '@/lib/gitops/autoSync';
 import { urlHost } from '@/lib/util/urlHost';
 
 /** Set to `0` to have no server layouts (server/console/DraftLayouts.ts). */
@@ -77,7 +78,7 @@ export function gitSyncEveryMs(env: Readonly<Record<string, string | undefined>>
 
 /** Why no rollout starts while sync from Git self-heals: each step would be taken back as drift. */
 export const SELF_HEAL_CONFLICT =
-  "sync from Git runs with selfHeal: it would take every step of a rollout back as drift. Turn selfHeal off in the repository's autoSync, or change the split in Git";
+  'sync from Git runs with selfHeal: it would take every step of a rollout back as drift. Turn Self-heal off ("What runs vs. Git", or the repository config\'s autoSync), or change the split in Git';
 
 /** Where `meshdeck serve` on `port` keeps its runtime file. */
 export function runtimeFile(stateDir: string, port: number): string {
@@ -151,7 +152,7 @@ export async function serveConsole(o: ServeConsoleOptions): Promise<ServedConsol
     (g) => {
       // Said once at start: with a policy, what runs will be made Git's at the first comparison.
       const p = g.config.autoSync;
-      if (p)
+      if (isAutoSyncOn(p))
         console.log(
           `meshdeck: sync from Git is on: ${g.config.baseBranch} of ${sourceLocation(g.config)} -> ${o.localMesh ? 'the local mesh' : 'the cluster'}${p.prune ? ', prune' : ''}${p.selfHeal ? ', self-heal' : ''}`,
         );
@@ -284,7 +285,10 @@ export function consoleRollouts(o: ConsoleRolloutOptions & { target: RolloutTarg
   return new RolloutRunner({
     target: o.target,
     stateDir: o.stateDir,
-    conflict: async () => ((await o.gitAutoSync.view()).policy?.selfHeal ? SELF_HEAL_CONFLICT : undefined),
+    conflict: async () => {
+      const { policy } = await o.gitAutoSync.view();
+      return isAutoSyncOn(policy) && policy.selfHeal ? SELF_HEAL_CONFLICT : undefined;
+    },
     metrics: {
       ended: (result) => getMeshMetrics()?.rolloutEnded(result),
       analysed: (result) => getMeshMetrics()?.rolloutAnalysed(result),

@@ -3,12 +3,15 @@
  * host-wide ports and addresses moved, so it never meets another test's local mesh), the local mesh runs
  * a copy of it, and commits to the repository's base branch reach the gateway proxy through the
  * GitSyncWatcher's comparison and GitAutoSync (policy: prune and self-heal). A commit with a dangling
- * reference is held and the proxy keeps its config; Sync now goes through POST /api/gitops/sync.
+ * reference is held and the proxy keeps its config; Sync now goes through POST /api/gitops/sync. The
+ * console turns the policy off and on again through PUT /api/gitops/sync/policy: config.json rewritten
+ * (only its `autoSync`), a commit made while it is off waits, and turning it on syncs it without a restart.
  */
-import { cp as copyDir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp as copyDir, mkdtemp, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PUT as putSyncPolicy } from '@/app/api/gitops/sync/policy/route';
 import { POST as postSync } from '@/app/api/gitops/sync/route';
 import type { SyncAttempt } from '@/lib/gitops/autoSync';
 import type { L7mpConfig } from '@/lib/model/l7mp';
@@ -17,7 +20,7 @@ import { ConsoleAuth, setConsoleAuth } from '../console/consoleAuth';
 import { setConsoleContext } from '../console/consoleContext';
 import { DraftRegistry } from '../console/DraftRegistry';
 import { localMeshRollouts, SELF_HEAL_CONFLICT } from '../console/serveConsole';
-import { jsonPost } from '../console/testing/jsonPost';
+import { jsonPost, jsonRequest } from '../console/testing/jsonPost';
 import { ControlPlane } from '../controlPlane/ControlPlane';
 import { setControlPlane } from '../controlPlane/registry';
 import { until } from '../kube/replicasTestKit';
@@ -27,12 +30,15 @@ import { GitAutoSync } from './GitAutoSync';
 import { GitOpsService } from './GitOpsService';
 import { GitSyncWatcher } from './GitSyncWatcher';
 import { localMeshSyncTarget } from './localMeshSyncTarget';
+import { loadRepositoryConfig, repositoryConfigFile } from './repositoryConfig';
 import { type SyncOrigin, syncOrigin } from './testing/syncOrigin';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const quiet = { info: () => {}, warn: () => {}, error: (...a: unknown[]) => console.error(...a) };
 const GATEWAY = 'default/gateway-0';
 const TOKEN = 'sync-test-token';
+/** The webhook secret's reference in config.json: kept as it is when the console changes the policy. */
+const WEBHOOK_ENV = 'MESHDECK_AUTOSYNC_TEST_WEBHOOK_SECRET';
 
 /** Seed Example 1 with its host-wide ports and addresses moved (see the file comment). */
 function relocate(text: string): string {
@@ -57,7 +63,10 @@ describe('sync from Git on the local mesh (real git, real l7mp)', () => {
   let history: ApplyHistory;
   let auth: ConsoleAuth;
   let drafts: DraftRegistry;
+  let stateDir: string;
   const syncs: string[] = [];
+  /** GitAutoSync's info lines (the policy changes). */
+  const logged: string[] = [];
 
   /** Edits a file of the base branch and commits it (a merged pull request); the new commit's id. */
   const commit = (file: string, edit: (text: string) => string, message: string) =>
@@ -78,8 +87,12 @@ describe('sync from Git on the local mesh (real git, real l7mp)', () => {
     origin = syncOrigin(originDir);
     await copyDir(originDir, meshDir, { recursive: true, filter: (src) => !src.includes(`${path.sep}.git`) });
 
-    const stateDir = path.join(tmp, 'state');
-    await origin.configure(stateDir, { prune: true, selfHeal: true });
+    stateDir = path.join(tmp, 'state');
+    await origin.configure(
+      stateDir,
+      { prune: true, selfHeal: true },
+      { webhook: { secret: { from: 'env', name: WEBHOOK_ENV } } },
+    );
     cp = await ControlPlane.startLocal({ meshDir, stateDir, driftIntervalMs: 1000, logger: quiet });
     setControlPlane(cp);
     await until(
@@ -94,7 +107,7 @@ describe('sync from Git on the local mesh (real git, real l7mp)', () => {
       gitops,
       dir: path.join(stateDir, 'gitops'),
       target: () => localMeshSyncTarget({ drafts: drafts.main, controlPlane: () => cp, history }),
-      logger: quiet,
+      logger: { info: (m) => logged.push(m), warn: () => {} },
       onSync: (trigger, result) => syncs.push(`${trigger}:${result}`),
     });
     watcher = new GitSyncWatcher({ gitops, meshDir, everyMs: 3_600_000, autoSync, logger: quiet });
@@ -266,5 +279,120 @@ describe('sync from Git on the local mesh (real git, real l7mp)', () => {
     expect(body.status.counts).toMatchObject({ modified: 0, missing: 0, extra: 0 });
     expect(await liveGatewayPort()).toBe(9004);
     expect(syncs.at(-1)).toBe('manual:synced');
+  });
+
+  describe('the policy changed from the console (PUT /api/gitops/sync/policy)', () => {
+    const url = 'http://127.0.0.1:3100/api/gitops/sync/policy';
+    const ann = () => auth.open({ user: 'ann', groups: [], method: 'token' });
+    const put = (body: unknown, session?: { id: string; csrfToken: string }) =>
+      putSyncPolicy(jsonRequest('PUT', url, JSON.stringify(body), session));
+    const configFile = () => repositoryConfigFile(stateDir);
+    const configOnDisk = async () =>
+      JSON.parse(await readFile(configFile(), 'utf8')) as Record<string, unknown>;
+    const mesh = () => readFile(path.join(meshDir, 'mesh.yaml'), 'utf8');
+
+    it('needs a session and its CSRF token, checks the body, and refuses a config it does not own', async () => {
+      const before = await readFile(configFile(), 'utf8');
+      expect((await put({ autoSync: null })).status).toBe(401);
+      expect((await put({ autoSync: null }, { id: ann().id, csrfToken: 'not-the-token' })).status).toBe(403);
+      const foreign = jsonRequest('PUT', url, '{"autoSync": null}', ann());
+      foreign.headers.set('origin', 'http://evil.example');
+      expect((await putSyncPolicy(foreign)).status).toBe(403);
+      const bad = await put({ autoSync: { prune: 'yes', selfHeal: true } }, ann());
+      expect(bad.status).toBe(400);
+      expect(await bad.json()).toMatchObject({
+        error: 'invalid request',
+        fields: [{ path: 'autoSync.prune' }],
+      });
+      // The identity a sync acts as is the config's, never the console's.
+      const identity = await put(
+        { autoSync: { prune: false, selfHeal: false, as: { user: 'root' } } },
+        ann(),
+      );
+      expect(identity.status).toBe(400);
+
+      // A ConfigMap mounted over config.json (its files are links): the console says where the policy is set.
+      const mounted = path.join(tmp, 'configmap-config.json');
+      await rename(configFile(), mounted);
+      await symlink(mounted, configFile());
+      try {
+        const where = `the sync policy is configured in ${configFile()}, a link (a mounted ConfigMap or Secret?)`;
+        const refused = await put({ autoSync: null }, ann());
+        expect(refused.status).toBe(409);
+        expect(((await refused.json()) as { error: string }).error).toContain(where);
+        expect((await autoSync.view()).policyReadOnly).toContain(where);
+      } finally {
+        await rm(configFile());
+        await rename(mounted, configFile());
+      }
+      expect(await readFile(configFile(), 'utf8')).toBe(before);
+      expect(await autoSync.view()).not.toHaveProperty('policyReadOnly');
+      expect(logged.filter((m) => m.includes('policy changed'))).toEqual([]);
+    });
+
+    it('turned off: only autoSync changes in config.json (mode 0600), and a further commit is not synced', async () => {
+      const before = await configOnDisk();
+      const res = await put({ autoSync: null }, ann());
+      const text = await res.text();
+      expect(res.status, text).toBe(200);
+      expect(JSON.parse(text)).toMatchObject({
+        changed: true,
+        sync: { policy: { enabled: false, prune: true, selfHeal: true }, policyChangedBy: 'ann' },
+      });
+      expect(text).not.toContain(WEBHOOK_ENV);
+      expect(await configOnDisk()).toEqual({
+        ...before,
+        autoSync: { ...(before.autoSync as object), enabled: false },
+      });
+      expect((await stat(configFile())).mode & 0o777).toBe(0o600);
+      expect(logged).toContain('meshdeck: sync from Git policy changed by ann: on (prune, self-heal) -> off');
+
+      // A merged pull request while it is off: compared and out of sync, but nothing is written.
+      const synced = await last();
+      const running = await mesh();
+      const c = await commit('mesh.yaml', (t) => t.replace('port: 9004', 'port: 9005'), 'gateway on 9005');
+      await watcher.compareNow();
+      expect(watcher.last).toMatchObject({ ok: true, commit: c });
+      expect(watcher.last!.counts!.modified).toBeGreaterThan(0);
+      expect(await last()).toEqual(synced);
+      expect((await autoSync.view()).waiting).toBeUndefined();
+      expect(await mesh()).toBe(running);
+      expect(await liveGatewayPort()).toBe(9004);
+    });
+
+    it('turned on again: the comparison it starts syncs the waiting commit, without a restart', async () => {
+      const before = await configOnDisk();
+      const syncsBefore = syncs.length;
+      const waiting = watcher.last!.commit!;
+      const res = await put({ autoSync: { prune: false, selfHeal: true } }, ann());
+      const body = (await res.json()) as { changed: boolean; sync: { policy: unknown } };
+      expect(res.status, JSON.stringify(body)).toBe(200);
+      expect(body).toMatchObject({ changed: true, sync: { policy: { prune: false, selfHeal: true } } });
+      expect(await configOnDisk()).toEqual({ ...before, autoSync: { prune: false, selfHeal: true } });
+      expect((await stat(configFile())).mode & 0o777).toBe(0o600);
+      expect(logged).toContain('meshdeck: sync from Git policy changed by ann: off -> on (self-heal)');
+
+      // No compareNow here: the route started the comparison.
+      await until('the waiting commit synced', async () => (await last())?.commit === waiting, 60_000);
+      expect(await last()).toMatchObject({
+        commit: waiting,
+        trigger: 'new-commit',
+        result: 'synced',
+        applied: ['mesh.yaml'],
+        prune: false,
+      });
+      expect(await mesh()).toBe(await readFile(path.join(origin.dir, 'mesh.yaml'), 'utf8'));
+      expect(await liveGatewayPort()).toBe(9005);
+      expect(syncs.slice(syncsBefore)).toEqual(['new-commit:synced']);
+      // The next start reads the same policy, and the webhook secret's reference is still there.
+      expect(await loadRepositoryConfig(stateDir)).toMatchObject({
+        autoSync: { prune: false, selfHeal: true },
+        webhook: { secret: { from: 'env', name: WEBHOOK_ENV } },
+      });
+      expect(await autoSync.view()).toMatchObject({
+        policy: { prune: false, selfHeal: true },
+        policyChangedBy: 'ann',
+      });
+    });
   });
 });

@@ -4,15 +4,22 @@
  * "Sync now" from the console (POST /api/gitops/sync) whatever the policy. Every sync passes the same gate
  * as Apply: a commit the engine finds errors in is held, nothing is written, and its diagnostics are kept
  * for the console. The last attempt is kept in `<stateDir>/gitops/sync.json`, so a restart does not sync a
- * held or failed commit again. One sync at a time; never throws.
+ * held or failed commit again. One sync at a time; never throws. The console turns the policy on and off
+ * (setPolicy: config.json rewritten, read at the next comparison); who did it last is kept in
+ * `<stateDir>/gitops/sync-policy.json`.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { z } from 'zod';
 import {
-  type AutoSyncPolicy,
+  AutoSyncPolicy,
+  type AutoSyncSetting,
   DEFAULT_SYNC_USER,
   holdReason,
+  isAutoSyncOn,
   outOfSyncKeys,
+  policyText,
+  samePolicy,
   SyncAttempt,
   type SyncDecision,
   syncDecision,
@@ -39,8 +46,13 @@ export interface SyncTarget {
 
 /** What the console shows of the sync: the policy, the last attempt and the last decision. */
 export interface SyncView {
-  /** The repository's policy; absent: automated sync is off (Sync now still works). */
+  /** The repository's policy; absent or `enabled: false`: automated sync is off (Sync now still works). */
   policy?: AutoSyncPolicy;
+  /** Who last changed the policy from the console, and when (ISO 8601), while the config still says so. */
+  policyChangedBy?: string;
+  policyChangedAt?: string;
+  /** Why the console may not change the policy here (where it is configured instead). */
+  policyReadOnly?: string;
   /** No target here (the local mesh is not running in this process): the sync cannot run in this server. */
   unavailable?: string;
   /** A push webhook secret is configured: pushes are compared at once, not only every few minutes. */
@@ -75,10 +87,21 @@ export interface SyncActor {
   groups: string[];
 }
 
+/** The last change of the policy from the console (`<stateDir>/gitops/sync-policy.json`). */
+const PolicyChange = z.strictObject({
+  by: z.string(),
+  at: z.string(),
+  /** The policy it set (absent: none), to tell whether the config still says so. */
+  autoSync: AutoSyncPolicy.optional(),
+});
+type PolicyChange = z.infer<typeof PolicyChange>;
+
 /** See the module comment. */
 export class GitAutoSync {
   private last: SyncAttempt | undefined;
   private loaded: Promise<void> | undefined;
+  private change: PolicyChange | undefined;
+  private changeLoaded: Promise<void> | undefined;
   private waiting: string | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly now: () => Date;
@@ -91,17 +114,27 @@ export class GitAutoSync {
     return path.join(this.o.dir, 'sync.json');
   }
 
+  private get changeFile(): string {
+    return path.join(this.o.dir, 'sync-policy.json');
+  }
+
   /** The policy, the last attempt and why nothing is syncing (GET /api/gitops/sync). */
   async view(): Promise<SyncView> {
     await this.load();
+    await this.loadChange();
     const policy = await this.policy();
     const unavailable = this.o.target() ? undefined : (this.o.unavailable?.() ?? 'no sync target here');
     const webhook = await this.o.gitops.then(
       (g) => g.config.webhook !== undefined,
       () => false,
     );
+    const readOnly = await this.policyReadOnly();
+    // A change the config no longer says (edited by hand since) is not shown as the policy's author.
+    const change = this.change && samePolicy(this.change.autoSync, policy) ? this.change : undefined;
     return {
       ...(policy ? { policy } : {}),
+      ...(change ? { policyChangedBy: change.by, policyChangedAt: change.at } : {}),
+      ...(readOnly ? { policyReadOnly: readOnly } : {}),
       ...(webhook ? { webhook } : {}),
       ...(unavailable ? { unavailable } : {}),
       ...(this.last ? { last: this.last } : {}),
@@ -122,7 +155,7 @@ export class GitAutoSync {
         this.last = { ...last, left: outOfSyncKeys(status.entries, last.prune) };
         await this.save();
       }
-      if (!policy) {
+      if (!isAutoSyncOn(policy)) {
         this.waiting = undefined;
         return false;
       }
@@ -137,6 +170,63 @@ export class GitAutoSync {
       const attempt = await this.sync(status.commit, decision.trigger, actor, policy.prune);
       return attempt !== undefined && attempt.applied.length + attempt.deleted.length > 0;
     });
+  }
+
+  /**
+   * Turns the automated sync on with `next`'s prune and self-heal, or off (null), for `actor`: the
+   * repository config rewritten (GitOpsService.setAutoSync) and read by the next comparison, no restart;
+   * who and when kept for the console, one log line. 409 where this server may not change it
+   * (policyReadOnly, or config.json refused the write). `changed` is false when the policy already was so.
+   */
+  async setPolicy(
+    actor: SyncActor,
+    next: AutoSyncSetting | null,
+  ): Promise<{ policy: AutoSyncPolicy | undefined; changed: boolean } | { status: number; error: string }> {
+    const readOnly = await this.policyReadOnly();
+    if (readOnly) return { status: 409, error: readOnly };
+    let gitops: GitOpsService;
+    try {
+      gitops = await this.o.gitops;
+    } catch (e) {
+      return { status: 503, error: `GitOps is unavailable: ${(e as Error).message}` };
+    }
+    let r: { before: AutoSyncPolicy | undefined; after: AutoSyncPolicy | undefined };
+    try {
+      r = await gitops.setAutoSync(next);
+    } catch (e) {
+      // By name: the class may come from another bundle than this one (the route's).
+      if ((e as Error).name === 'ConfigNotWritable') return { status: 409, error: (e as Error).message };
+      return { status: 500, error: `changing the sync policy failed: ${(e as Error).message}` };
+    }
+    if (samePolicy(r.before, r.after)) return { policy: r.after, changed: false };
+    await this.loadChange();
+    this.change = { by: actor.user, at: this.now().toISOString(), ...(r.after ? { autoSync: r.after } : {}) };
+    try {
+      await writeFileAtomic(this.changeFile, `${JSON.stringify(this.change, null, 2)}\n`, 0o600);
+    } catch (e) {
+      this.o.logger?.warn(`meshdeck: who changed the sync policy could not be kept: ${(e as Error).message}`);
+    }
+    this.o.logger?.info?.(
+      `meshdeck: sync from Git policy changed by ${actor.user}: ${policyText(r.before)} -> ${policyText(r.after)}`,
+    );
+    // Off: nothing waits on the automated sync any more (the next comparison says the same).
+    if (!isAutoSyncOn(r.after)) this.waiting = undefined;
+    return { policy: r.after, changed: true };
+  }
+
+  /**
+   * Why the console may not change the policy in this server, or undefined: Kubernetes mode on a replica
+   * that does not hold the Lease (each replica reads its own state directory's config, and only the
+   * holder's policy syncs), or a config.json that is not this server's to write (a mounted ConfigMap or
+   * Secret, a read-only file).
+   */
+  async policyReadOnly(): Promise<string | undefined> {
+    if (this.o.automated && !this.o.automated())
+      return "this replica does not hold the Lease: the replica that does runs the automated sync with its own state directory's repository config; change the policy there";
+    return this.o.gitops.then(
+      (g) => g.policyWriteProblem(),
+      () => undefined,
+    );
   }
 
   /** Syncs the base branch's tip now (the console's Sync now), whatever the policy says. */
@@ -253,6 +343,19 @@ export class GitAutoSync {
       () => undefined,
     );
     return this.loaded;
+  }
+
+  private loadChange(): Promise<void> {
+    this.changeLoaded ??= readFile(this.changeFile, 'utf8').then(
+      (text) => {
+        const parsed = PolicyChange.safeParse(safeJson(text));
+        // A change setPolicy made meanwhile is newer than the file.
+        if (parsed.success) this.change ??= parsed.data;
+        else this.o.logger?.warn(`meshdeck: ${this.changeFile} is not a policy change record; ignored`);
+      },
+      () => undefined,
+    );
+    return this.changeLoaded;
   }
 
   private async save(): Promise<void> {

@@ -14,6 +14,7 @@ import { mkdir, readFile, rm } from 'node:fs/promises';
 import { z } from 'zod';
 import { LAYOUT_FILE } from '@/lib/console/draftDoc';
 import type { DraftState } from '@/lib/console/draftDoc';
+import type { AutoSyncPolicy, AutoSyncSetting } from '@/lib/gitops/autoSync';
 import {
   branchName,
   commitMessage,
@@ -42,11 +43,13 @@ import { createPullRequestProvider, isProviderError, type ProviderErrorJson } fr
 import { isMeshFile, loadOrInitRepositoryConfig, openRepository } from './repository';
 import {
   BranchName,
+  configWriteProblem,
   gitopsDir,
   publicView,
   type RepositoryConfig,
   type RepositoryPublicView,
   resolveCredentials,
+  writeAutoSyncPolicy,
 } from './repositoryConfig';
 
 /** What a failed operation answers: a message, and the git or provider error behind it. */
@@ -170,12 +173,44 @@ export class GitOpsService {
   private readonly states = new Map<string, StateFile>();
   private readonly now: () => Date;
 
+  /** Policy changes, one at a time, apart from `queue`: a change must not wait behind a slow fetch. */
+  private policyQueue: Promise<unknown> = Promise.resolve();
+
   private constructor(
     private readonly o: GitOpsServiceOptions,
-    readonly config: RepositoryConfig,
+    private current: RepositoryConfig,
     private readonly repo: GitRepo,
   ) {
     this.now = o.now ?? (() => new Date());
+  }
+
+  /** The repository config this server runs with: read at start, its `autoSync` changed since by setAutoSync. */
+  get config(): RepositoryConfig {
+    return this.current;
+  }
+
+  /**
+   * Changes the sync policy (writeAutoSyncPolicy: config.json rewritten, only `autoSync`) and runs with it
+   * from now on, without a restart: the policy this server ran with before, and the new one. Throws
+   * ConfigNotWritable where config.json is not the console's to change.
+   */
+  setAutoSync(
+    next: AutoSyncSetting | null,
+  ): Promise<{ before: AutoSyncPolicy | undefined; after: AutoSyncPolicy | undefined }> {
+    const run = this.policyQueue.then(async () => {
+      const { after } = await writeAutoSyncPolicy(this.o.stateDir, next);
+      const before = this.current.autoSync;
+      const { autoSync: _before, ...rest } = this.current;
+      this.current = after ? { ...rest, autoSync: after } : rest;
+      return { before, after };
+    });
+    this.policyQueue = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Why the console may not change the sync policy in this server's config.json, or undefined. */
+  policyWriteProblem(): Promise<string | undefined> {
+    return configWriteProblem(this.o.stateDir);
   }
 
   /** Loads the repository config (creating the local default on first start) and opens Meshdeck's clone. */

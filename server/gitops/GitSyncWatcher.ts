@@ -43,6 +43,8 @@ export interface GitSyncWatcherOptions {
 export class GitSyncWatcher {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
+  /** The comparison compareAfter asked for, waiting for the one in progress. */
+  private again: Promise<void> | undefined;
   private stopped = false;
   private lastError: string | undefined;
   /** The last successful comparison in full, with when it ran (ms since the epoch). */
@@ -60,6 +62,7 @@ export class GitSyncWatcher {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    await this.again;
     await this.running;
   }
 
@@ -67,6 +70,19 @@ export class GitSyncWatcher {
   compareNow(): Promise<void> {
     this.running ??= this.compare().finally(() => (this.running = undefined));
     return this.running;
+  }
+
+  /**
+   * Compares once more after the comparison in progress, if any (one that started before a change of the
+   * sync policy may have decided with the old one); at most one waits, so repeated calls cost one run.
+   */
+  compareAfter(): Promise<void> {
+    if (!this.running) return this.compareNow();
+    this.again ??= this.running.then(() => {
+      this.again = undefined;
+      return this.stopped ? undefined : this.compareNow();
+    });
+    return this.again;
   }
 
   /** The last comparison if it is at most `maxAgeMs` old (GET /api/gitops/sync answers it). */

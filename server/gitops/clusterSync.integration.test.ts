@@ -25,6 +25,7 @@ import { clusterSyncTarget } from './clusterSyncTarget';
 import { GitAutoSync } from './GitAutoSync';
 import { GitOpsService } from './GitOpsService';
 import { GitSyncWatcher } from './GitSyncWatcher';
+import { repositoryConfigFile } from './repositoryConfig';
 import { type SyncOrigin, syncOrigin } from './testing/syncOrigin';
 
 type Obj = Record<string, any>;
@@ -188,6 +189,14 @@ describe('sync from Git to a real kube-apiserver', () => {
     expect((await last())!.commit).not.toBe(c);
     expect((await autoSync.view()).waiting).toMatch(/the replica holding the Lease syncs them$/);
     expect(await gatewayPort()).toBe(9001);
+    // Nor does it change the policy: it reads its own state directory's config, the Lease holder's syncs.
+    const config = readFileSync(repositoryConfigFile(path.join(tmp, 'state')), 'utf8');
+    expect(await autoSync.setPolicy({ user: 'ann', groups: [] }, null)).toEqual({
+      status: 409,
+      error: expect.stringMatching(/^this replica does not hold the Lease/),
+    });
+    expect((await autoSync.view()).policyReadOnly).toMatch(/^this replica does not hold the Lease/);
+    expect(readFileSync(repositoryConfigFile(path.join(tmp, 'state')), 'utf8')).toBe(config);
     leading = true;
     await watcher.compareNow();
     expect(await last()).toMatchObject({

@@ -1,8 +1,9 @@
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
+  configWriteProblem,
   loadRepositoryConfig,
   publicView,
   RepositoryConfig,
@@ -10,6 +11,7 @@ import {
   resolveCredentials,
   saveRepositoryConfig,
   storeToken,
+  writeAutoSyncPolicy,
 } from './repositoryConfig';
 
 const remoteConfig: RepositoryConfig = {
@@ -141,5 +143,77 @@ describe('config.json', () => {
     await expect(
       saveRepositoryConfig(dir, { ...remoteConfig, meshDir: '../x' } as RepositoryConfig),
     ).rejects.toThrow();
+  });
+});
+
+describe('writeAutoSyncPolicy (the console turns sync from Git on and off)', () => {
+  const bot = { user: 'ci-bot', groups: ['mesh-writers'] };
+  // As someone wrote it: its own key order, `autoSync` without the defaults, the secrets by reference.
+  const written = {
+    provider: remoteConfig.provider,
+    format: 1,
+    source: remoteConfig.source,
+    autoSync: { selfHeal: true, as: bot },
+    baseBranch: 'main',
+    meshDir: 'clusters/prod/mesh',
+    credentials: remoteConfig.credentials,
+    webhook: { secret: { from: 'file', path: '/run/secrets/webhook' } },
+  };
+  const file = () => repositoryConfigFile(dir);
+  const onDisk = async () => JSON.parse(await readFile(file(), 'utf8')) as Record<string, unknown>;
+
+  beforeEach(async () => {
+    await saveRepositoryConfig(dir, remoteConfig);
+    await writeFile(file(), JSON.stringify(written));
+  });
+
+  it('changes only autoSync: every other key as the file had it, in its place, mode 0600; `as` kept', async () => {
+    expect(await writeAutoSyncPolicy(dir, null)).toEqual({
+      before: { prune: false, selfHeal: true, as: bot },
+      after: { prune: false, selfHeal: true, as: bot, enabled: false },
+    });
+    const off = await onDisk();
+    expect(off).toEqual({ ...written, autoSync: { prune: false, selfHeal: true, as: bot, enabled: false } });
+    expect(Object.keys(off)).toEqual(Object.keys(written));
+    expect((await stat(file())).mode & 0o777).toBe(0o600);
+    expect((await loadRepositoryConfig(dir))?.autoSync?.enabled).toBe(false);
+
+    await writeAutoSyncPolicy(dir, { prune: true, selfHeal: false });
+    expect(await onDisk()).toEqual({ ...written, autoSync: { prune: true, selfHeal: false, as: bot } });
+    expect((await stat(file())).mode & 0o777).toBe(0o600);
+  });
+
+  it('adds a policy where there was none, and does not write a file that says so already', async () => {
+    const { autoSync: _none, ...without } = written;
+    await writeFile(file(), JSON.stringify(without));
+    expect(await writeAutoSyncPolicy(dir, null)).toEqual({ before: undefined, after: undefined });
+    expect(await onDisk()).toEqual(without);
+    await writeAutoSyncPolicy(dir, { prune: false, selfHeal: false });
+    expect(await onDisk()).toEqual({ ...without, autoSync: { prune: false, selfHeal: false } });
+    const inode = (await stat(file())).ino;
+    await writeAutoSyncPolicy(dir, { prune: false, selfHeal: false });
+    expect((await stat(file())).ino).toBe(inode);
+  });
+
+  it('refuses a config that is a link (a mounted ConfigMap or Secret) or no longer valid, and says where', async () => {
+    // A ConfigMap volume: config.json is a link into ..data.
+    await rename(file(), path.join(dir, 'gitops', 'mounted.json'));
+    await symlink('mounted.json', file());
+    const problem = await configWriteProblem(dir);
+    expect(problem).toBe(
+      `the sync policy is configured in ${file()}, a link (a mounted ConfigMap or Secret?), not a file this server owns: change autoSync there`,
+    );
+    await expect(writeAutoSyncPolicy(dir, null)).rejects.toMatchObject({
+      name: 'ConfigNotWritable',
+      message: problem,
+    });
+    expect(JSON.parse(await readFile(path.join(dir, 'gitops', 'mounted.json'), 'utf8'))).toEqual(written);
+
+    await rm(file());
+    await writeFile(file(), JSON.stringify({ ...written, baseBranch: '-x' }));
+    expect(await configWriteProblem(dir)).toBeUndefined();
+    await expect(writeAutoSyncPolicy(dir, null)).rejects.toThrow(
+      /is not a valid repository config \(baseBranch: .*\); fix it by hand$/,
+    );
   });
 });

@@ -5,10 +5,11 @@
  * a secret (an environment variable or a file); the secret is read when git needs it and never
  * serialised. `publicView` is the only form that may leave the server.
  */
-import { mkdir, readFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, lstat, mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { AutoSyncPolicy } from '@/lib/gitops/autoSync';
+import { AutoSyncPolicy, type AutoSyncSetting, changedPolicy, samePolicy } from '@/lib/gitops/autoSync';
 import { writeFileAtomic } from '../console/meshDirFiles';
 import type { GitCredentials } from './gitCredentials';
 import { branchNameProblem, relPathProblem } from './GitRepo';
@@ -252,6 +253,78 @@ export async function saveRepositoryConfig(stateDir: string, config: RepositoryC
   const valid = RepositoryConfig.parse(config);
   await ensureGitopsDir(stateDir);
   await writeFileAtomic(repositoryConfigFile(stateDir), `${JSON.stringify(valid, null, 2)}\n`, 0o600);
+}
+
+/** config.json is not the console's to change (or cannot be read as a config): the message says where and why. */
+export class ConfigNotWritable extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigNotWritable';
+  }
+}
+
+/**
+ * Why the console may not rewrite `<stateDir>/gitops/config.json`, or undefined when it may: the file is a
+ * link (the files of a ConfigMap or Secret mounted as a volume are links into `..data`) or it or its folder
+ * cannot be written (a read-only mount). Whoever provides that file owns the setting.
+ */
+export async function configWriteProblem(stateDir: string): Promise<string | undefined> {
+  const file = repositoryConfigFile(stateDir);
+  const there = `the sync policy is configured in ${file}`;
+  try {
+    if ((await lstat(file)).isSymbolicLink())
+      return `${there}, a link (a mounted ConfigMap or Secret?), not a file this server owns: change autoSync there`;
+    await access(file, constants.W_OK);
+    await access(path.dirname(file), constants.W_OK);
+  } catch (e) {
+    return `${there}, which this server cannot write (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): change autoSync there`;
+  }
+  return undefined;
+}
+
+/**
+ * Sets config.json's `autoSync` as the console asks (changedPolicy: off keeps the settings and `as`) and
+ * writes the file again atomically (mode 0600). Only `autoSync` changes: every other key, the secret
+ * references among them, stays as the file has it (not as zod reads it: no defaults added); a file that
+ * says so already is not written. Answers the policy the file had and the one it has now. Throws
+ * ConfigNotWritable when the file is not the console's (configWriteProblem) or no longer a valid config
+ * (a hand edit since the start: fixed by hand first).
+ */
+export async function writeAutoSyncPolicy(
+  stateDir: string,
+  next: AutoSyncSetting | null,
+): Promise<{ before: AutoSyncPolicy | undefined; after: AutoSyncPolicy | undefined }> {
+  const problem = await configWriteProblem(stateDir);
+  if (problem) throw new ConfigNotWritable(problem);
+  const file = repositoryConfigFile(stateDir);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(await readFile(file, 'utf8'));
+  } catch (e) {
+    throw new ConfigNotWritable(`${file}: cannot be read as JSON (${(e as Error).message}); fix it by hand`);
+  }
+  const parsed = RepositoryConfig.safeParse(raw);
+  if (!parsed.success)
+    throw new ConfigNotWritable(
+      `${file} is not a valid repository config (${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}); fix it by hand`,
+    );
+  const before = parsed.data.autoSync;
+  const after = changedPolicy(before, next);
+  if (samePolicy(before, after)) return { before, after: before };
+  // The file's own object (a valid config is one): spread, so an existing `autoSync` keeps its place.
+  const fileKeys = raw as Record<string, unknown>;
+  const { autoSync: _dropped, ...others } = fileKeys;
+  const out = after ? { ...fileKeys, autoSync: after } : others;
+  // What is written must load at the next start.
+  RepositoryConfig.parse(out);
+  try {
+    await writeFileAtomic(file, `${JSON.stringify(out, null, 2)}\n`, 0o600);
+  } catch (e) {
+    throw new ConfigNotWritable(
+      `the sync policy is configured in ${file}, which could not be written (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+    );
+  }
+  return { before, after };
 }
 
 /**

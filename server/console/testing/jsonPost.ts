@@ -1,4 +1,4 @@
-/** Requests the console's route handlers get in tests: a JSON POST, anonymous or with a session. */
+/** Requests the console's route handlers get in tests: a JSON POST (or PUT), anonymous or with a session. */
 import { type ConsoleSession, CSRF_HEADER, SESSION_COOKIE } from '../consoleAuth';
 
 /** A same-origin JSON POST to `url` (on 127.0.0.1:3100), with `session`'s cookie and CSRF token when given. */
@@ -7,8 +7,18 @@ export function jsonPost(
   body: string,
   session?: Pick<ConsoleSession, 'id' | 'csrfToken'>,
 ): Request {
+  return jsonRequest('POST', url, body, session);
+}
+
+/** jsonPost with another method (PUT, PATCH, DELETE). */
+export function jsonRequest(
+  method: string,
+  url: string,
+  body: string,
+  session?: Pick<ConsoleSession, 'id' | 'csrfToken'>,
+): Request {
   return new Request(url, {
-    method: 'POST',
+    method,
     headers: {
       'content-type': 'application/json',
       ...(session

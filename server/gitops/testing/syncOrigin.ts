@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { AutoSyncPolicy } from '@/lib/gitops/autoSync';
-import { saveRepositoryConfig } from '../repositoryConfig';
+import { type RepositoryConfig, saveRepositoryConfig } from '../repositoryConfig';
 
 export interface SyncOrigin {
   dir: string;
@@ -18,8 +18,15 @@ export interface SyncOrigin {
    * to delete it. The new commit's id.
    */
   commit(file: string, edit: (text: string) => string | undefined, message: string): Promise<string>;
-  /** Writes `<stateDir>/gitops/config.json` for this repository (mesh directory: its root). */
-  configure(stateDir: string, autoSync: AutoSyncPolicy): Promise<void>;
+  /**
+   * Writes `<stateDir>/gitops/config.json` for this repository (mesh directory: its root), with `extra`'s
+   * keys besides (a webhook secret's reference, a provider).
+   */
+  configure(
+    stateDir: string,
+    autoSync: AutoSyncPolicy,
+    extra?: Pick<RepositoryConfig, 'webhook' | 'provider'>,
+  ): Promise<void>;
 }
 
 /** Makes `dir` (which may hold files already) a repository with one commit of its content on main. */
@@ -44,7 +51,7 @@ export function syncOrigin(dir: string): SyncOrigin {
       git('commit', '-qm', message);
       return git('rev-parse', 'HEAD');
     },
-    configure: (stateDir, autoSync) =>
+    configure: (stateDir, autoSync, extra = {}) =>
       saveRepositoryConfig(stateDir, {
         format: 1,
         source: { kind: 'path', path: dir },
@@ -52,6 +59,7 @@ export function syncOrigin(dir: string): SyncOrigin {
         meshDir: '.',
         credentials: { kind: 'none' },
         autoSync,
+        ...extra,
       }),
   };
 }

@@ -128,12 +128,12 @@ describe('ProbePanel', () => {
   it('says where the probe is sent from: the local mesh, or this Meshdeck process in Kubernetes mode', async () => {
     const local = await renderPanel(liveWith(['default/gateway-0']));
     await expect.element(local.getByTestId('probe')).toHaveTextContent('on the local mesh');
-    local.unmount();
+    await local.unmount();
     const kube = liveWith(['default/gateway-0']);
     const screen = await renderPanel({ ...kube, mesh: { ...kube.mesh, mode: 'kubernetes' } });
     await expect
       .element(screen.getByTestId('probe'))
-      .toHaveTextContent('from this Meshdeck process and wait for the echo (loopback addresses only');
+      .toHaveTextContent('from this Meshdeck process and wait for the echoes (loopback addresses only');
   });
 
   it('renders nothing for a listener no running proxy has (a draft-only VirtualService)', async () => {

@@ -3,9 +3,10 @@
 import { useMutation } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 import type { MeshLiveState } from '@/server/controlPlane/liveState';
-import { parseProbeFrom, proxiesWithListener } from '@/lib/console/probeForm';
+import { parseProbeCount, parseProbeFrom, proxiesWithListener } from '@/lib/console/probeForm';
 import { type ProbeResult, ProbeResultSchema } from '@/lib/console/probeResult';
 import { ApiError, apiFetch, errorMessage } from './api';
+import { ProbeCountField, sendProbesLabel, TrafficTestArea, useTrafficTest } from './TrafficTest';
 
 /** The server's answer, checked: a body of another shape is an error to show, not a half-drawn result. */
 function readProbeResult(body: unknown): ProbeResult {
@@ -19,7 +20,8 @@ function readProbeResult(body: unknown): ProbeResult {
 
 /**
  * Sends one message through a VirtualService's listener on the local mesh (POST /api/probe) and shows
- * the echo, the path it is expected to take and the latency, or what failed and where.
+ * the echo, the path it is expected to take and the latency, or what failed and where; with a count
+ * above 1, a traffic test (TrafficTest.tsx).
  */
 export function ProbePanel({
   listener,
@@ -37,8 +39,10 @@ export function ProbePanel({
   const [proxy, setProxy] = useState<string | undefined>();
   const [payload, setPayload] = useState('hello');
   const [from, setFrom] = useState('');
+  const [countText, setCountText] = useState('1');
   const chosen = proxy !== undefined && proxies.includes(proxy) ? proxy : proxies[0];
   const parsedFrom = parseProbeFrom(from);
+  const count = parseProbeCount(countText);
   const probe = useMutation({
     mutationFn: (body: {
       listener: string;
@@ -47,19 +51,34 @@ export function ProbePanel({
       from?: { address: string; port?: number };
     }) => apiFetch<unknown>('/api/probe', { method: 'POST', body }).then(readProbeResult),
   });
+  const traffic = useTrafficTest();
 
   // The probe sends real traffic, so it only targets a listener the mesh runs now, not a draft's.
   if (proxies.length === 0) return null;
   const fromError = typeof parsedFrom === 'string' ? parsedFrom : undefined;
+  const n = typeof count === 'number' ? count : undefined;
+  const sendFrom = parsedFrom && typeof parsedFrom !== 'string' ? parsedFrom : undefined;
   const answer = probe.data;
+  const send = () => {
+    const body = { listener, proxy: chosen, payload, ...(sendFrom ? { from: sendFrom } : {}) };
+    // Only the answer of what was sent last shows.
+    if (n === 1) {
+      traffic.reset();
+      probe.mutate(body);
+    } else if (n !== undefined) {
+      probe.reset();
+      // Two sockets on one fixed source port would take each other's echoes.
+      traffic.send({ ...body, count: n, ...(sendFrom?.port !== undefined ? { concurrency: 1 } : {}) });
+    }
+  };
   return (
     <section className="probe" aria-labelledby={`${id}-title`} data-testid="probe">
       <h3 id={`${id}-title`}>Probe</h3>
       <p className="hint">
         {live?.mesh.mode === 'kubernetes'
           ? // server/controlPlane/probe.ts sends from this process, to loopback addresses only.
-            'Send one message through this listener from this Meshdeck process and wait for the echo (loopback addresses only: a cluster on this host).'
-          : 'Send one message through this listener on the local mesh and wait for the echo.'}
+            'Send messages through this listener from this Meshdeck process and wait for the echoes (loopback addresses only: a cluster on this host); more than one shows latency percentiles and how a split shares them.'
+          : 'Send messages through this listener on the local mesh and wait for the echoes; more than one shows latency percentiles and how a split shares them.'}
       </p>
       {proxies.length > 1 ? (
         <label className="probe__row">
@@ -104,22 +123,22 @@ export function ProbePanel({
           {fromError}
         </p>
       ) : null}
+      <ProbeCountField text={countText} onChange={setCountText} />
       <div className="button-row">
         <button
           type="button"
-          disabled={disabledReason !== undefined || fromError !== undefined || probe.isPending}
-          title={disabledReason}
-          onClick={() =>
-            probe.mutate({
-              listener,
-              proxy: chosen,
-              payload,
-              ...(parsedFrom && typeof parsedFrom !== 'string' ? { from: parsedFrom } : {}),
-            })
+          disabled={
+            disabledReason !== undefined ||
+            fromError !== undefined ||
+            n === undefined ||
+            probe.isPending ||
+            traffic.pending
           }
-          data-testid="probe-send"
+          title={disabledReason}
+          onClick={send}
+          data-testid={n === 1 ? 'probe-send' : 'traffic-send'}
         >
-          {probe.isPending ? 'Probing…' : 'Probe'}
+          {n === 1 ? (probe.isPending ? 'Probing…' : 'Probe') : sendProbesLabel(n, traffic.pending)}
         </button>
         {disabledReason ? <span className="hint">{disabledReason}</span> : null}
       </div>
@@ -131,6 +150,14 @@ export function ProbePanel({
         </p>
       ) : null}
       {answer ? <ProbeResultView answer={answer} /> : null}
+      {n !== 1 || !traffic.idle ? (
+        <TrafficTestArea
+          count={traffic.sending ?? n}
+          pending={traffic.pending}
+          error={traffic.error}
+          result={traffic.result}
+        />
+      ) : null}
     </section>
   );
 }

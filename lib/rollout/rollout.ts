@@ -317,8 +317,8 @@ export interface ProbeOutcome {
   error?: string;
 }
 
-/** The nearest-rank percentile of sorted numbers. */
-function nearestRank(sorted: readonly number[], p: number): number | undefined {
+/** The nearest-rank percentile of sorted numbers (undefined for none); shared with lib/console/trafficTest.ts. */
+export function nearestRank(sorted: readonly number[], p: number): number | undefined {
   if (sorted.length === 0) return undefined;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }

@@ -3,7 +3,7 @@
  * user-written or made for a naked Kubernetes Service, and their selected pods), so a probe's echo
  * `<pod>(<payload>)` is counted for its backend. Pure.
  */
-import type { ResolvedMesh } from '../engine/resolvedMesh';
+import type { ResolvedMesh, ResolvedTarget } from '../engine/resolvedMesh';
 import type { ObjectRef } from './rollout';
 
 /**
@@ -20,8 +20,20 @@ export function splitBackends(
     (t) =>
       t.origin === 'named' && t.ref.name === ref.name && (t.ref.namespace ?? 'default') === ref.namespace,
   );
+  return target ? targetBackends(target, entries, ref.namespace) : () => undefined;
+}
+
+/**
+ * The same lookup for a resolved Target (named or written inline) in `namespace`, its split's entries
+ * named `entries` in order.
+ */
+export function targetBackends(
+  target: Pick<ResolvedTarget, 'split'>,
+  entries: readonly string[],
+  namespace: string,
+): (pod: string) => string | undefined {
   const byPod = new Map<string, string>();
-  target?.split?.forEach((share, i) => {
+  target.split?.forEach((share, i) => {
     const entry = entries[i];
     if (entry === undefined) return;
     for (const m of share.members) {
@@ -29,7 +41,7 @@ export function splitBackends(
       byPod.set(m.pod, entry);
       // The demo apps answer with the pod's name alone: the Target's own namespace first.
       const name = m.pod.slice(m.pod.indexOf('/') + 1);
-      if (!byPod.has(name) || m.pod.startsWith(`${ref.namespace}/`)) byPod.set(name, entry);
+      if (!byPod.has(name) || m.pod.startsWith(`${namespace}/`)) byPod.set(name, entry);
     }
   });
   return (pod) => byPod.get(pod);

@@ -261,6 +261,17 @@ describe('parseArgs', () => {
       },
     ],
     [
+      ['probe', 'gw', '--count', '200', '--timeout', '5000'],
+      {
+        command: 'probe',
+        listener: 'gw',
+        url: 'http://127.0.0.1:3000',
+        payload: 'ping',
+        count: 200,
+        timeoutMs: 5000,
+      },
+    ],
+    [
       ['serve', '--kubeconfig', '/k', '--namespace', 'mesh', '--no-xds'],
       {
         command: 'serve',
@@ -433,6 +444,9 @@ describe('parseArgs', () => {
       'probe: --token: a console token must be 8 to 256 characters from A-Z a-z 0-9 . _ ~ -',
     ],
     [['probe', 'gw', '--label', 'nokey'], 'probe: --label must be key=value, not "nokey"'],
+    [['probe', 'gw', '--count', '1001'], 'probe: --count must be 1..1000'],
+    [['probe', 'gw', '--count', '0'], 'probe: --count must be 1..1000'],
+    [['probe', 'gw', '--timeout', '5s'], 'probe: --timeout must be 10..30000 (ms), not "5s"'],
     [['serve', '--lease-duration', '30'], 'serve: --lease-duration needs --kubeconfig'],
     [['serve', 'm', '--watch-idle', '60'], 'serve: --watch-idle needs --kubeconfig'],
     [['serve', 'm', '--webhook-listen', '9443'], 'serve: --webhook-listen needs --kubeconfig'],

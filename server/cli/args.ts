@@ -1,3 +1,4 @@
+import { TRAFFIC_TEST_MAX } from '@/lib/console/trafficTest';
 import type { RolloutSpecInput } from '@/lib/rollout/rollout';
 import { consoleTokenProblem } from '../console/consoleAuth';
 import { CliError } from './cliError';
@@ -50,6 +51,8 @@ export type CliCommand =
       from?: { address: string; port?: number };
       labels?: Record<string, string>;
       count: number;
+      /** How long each probe waits for its echo, ms (--timeout; the server's 3000 without it). */
+      timeoutMs?: number;
       /** The console token (--token); else $MESHDECK_CONSOLE_TOKEN or the running console's runtime file. */
       token?: string;
     }
@@ -108,7 +111,8 @@ export const USAGE = `Usage:
                  [--lease-duration S] [--renew-deadline S] [--retry-period S] [--watch-idle S]
                  [--webhook-listen [HOST:]PORT [--webhook-config NAME] [--webhook-names N1,N2]]
   meshdeck xds serve DIR [--listen [HOST:]PORT] (--insecure | --tls-dir PATH) [--metrics-listen [HOST:]PORT]
-  meshdeck probe LISTENER [--payload TEXT] [--from ADDR[:PORT]] [--proxy POD] [--label k=v] [--count N] [--url URL] [--token T]
+  meshdeck probe LISTENER [--payload TEXT] [--from ADDR[:PORT]] [--proxy POD] [--label k=v] [--count N] [--timeout MS]
+                 [--url URL] [--token T]
   meshdeck rollout start [NS/]TARGET --canary NAME --steps P1,P2,... [--pause S] [--probe LISTENER [--probe-count N]
                    [--probe-from ADDR] [--min-success PCT] [--max-p99 MS]] [--grpc [--grpc-min-success PCT] [--grpc-min-requests N]]
                    [--webhook URL] [--on-failure rollback|pause] [--wait] [--url URL] [--token T]
@@ -223,14 +227,20 @@ Usage:
                    also answer GET /metrics (Prometheus text: pushes, ACKs and their latency,
                    NACKs, streams, reloads, diagnostics) on [HOST:]PORT; a bare PORT means 127.0.0.1
 
-  meshdeck probe LISTENER [--payload TEXT] [--from ADDR[:PORT]] [--proxy POD] [--label k=v] [--count N] [--url URL] [--token T]
+  meshdeck probe LISTENER [--payload TEXT] [--from ADDR[:PORT]] [--proxy POD] [--label k=v] [--count N] [--timeout MS]
+                 [--url URL] [--token T]
       Ask a running console (--url, default http://127.0.0.1:3000) to send a message through a
       listener (a VirtualService name) and print the echo, the path it took and the latency.
-      --from       the client address (and port) to send from, e.g. 127.0.0.100:9050
+      --count N    a traffic test: N probes (at most 1000), each a new flow, up to 50 at once; prints
+                   how many answered, latency p50/p90/p99/max, and the answers per backend of the
+                   split the listener reaches against its weights (else per pod), and the errors
+      --from       the client address (and port) to send from, e.g. 127.0.0.100:9050; with a port,
+                   the probes go one at a time
       --label      JSONSocket header labels (repeatable)
+      --timeout    how long each probe waits for its echo, ms (10..30000; default 3000)
       --token      the console token (default: $MESHDECK_CONSOLE_TOKEN, else the token of the
                    'meshdeck serve' on that port, read from its runtime file in the state dir)
-      Exit status: 1 if no reply came back.
+      Exit status: 1 if any probe got no reply.
 
   meshdeck rollout start [NS/]TARGET --canary NAME --steps P1,P2,... [options] [--wait]
       Ask a running console (--url, default http://127.0.0.1:3000) to roll the canary out on the
@@ -308,7 +318,16 @@ const FLAGS = {
     'webhook-names': true,
   },
   xds: { listen: true, insecure: false, 'tls-dir': true, 'metrics-listen': true },
-  probe: { payload: true, from: true, proxy: true, label: true, count: true, url: true, token: true },
+  probe: {
+    payload: true,
+    from: true,
+    proxy: true,
+    label: true,
+    count: true,
+    timeout: true,
+    url: true,
+    token: true,
+  },
   rollout: {
     canary: true,
     steps: true,
@@ -593,8 +612,12 @@ function parseProbe(
     labels[l.slice(0, i)] = l.slice(i + 1);
   }
   const count = Number(flags.get('count') ?? '1');
-  if (!Number.isInteger(count) || count < 1 || count > 1000)
-    throw new UsageError('probe: --count must be 1..1000');
+  if (!Number.isInteger(count) || count < 1 || count > TRAFFIC_TEST_MAX)
+    throw new UsageError(`probe: --count must be 1..${TRAFFIC_TEST_MAX}`);
+  const timeoutText = flags.get('timeout');
+  const timeoutMs = Number(timeoutText);
+  if (timeoutText !== undefined && (!Number.isInteger(timeoutMs) || timeoutMs < 10 || timeoutMs > 30000))
+    throw new UsageError(`probe: --timeout must be 10..30000 (ms), not "${timeoutText}"`);
   const proxy = flags.get('proxy');
   return {
     command: 'probe',
@@ -605,6 +628,7 @@ function parseProbe(
     ...(from ? { from } : {}),
     ...(Object.keys(labels).length ? { labels } : {}),
     count,
+    ...(timeoutText !== undefined ? { timeoutMs } : {}),
     ...tokenFlag('probe', flags),
   };
 }

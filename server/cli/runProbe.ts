@@ -1,4 +1,6 @@
+import type { TrafficTestResult } from '@/lib/console/trafficTest';
 import type { ProbeResult } from '../controlPlane/probe';
+import { PROBE_BATCH_LIMIT_MS } from '../controlPlane/probeBatch';
 import type { CliCommand } from './args';
 import { CliError, ExitCode } from './cliError';
 import type { CliIo } from './cliIo';
@@ -11,58 +13,131 @@ import {
   unreachable,
 } from './consoleSession';
 
+type ProbeCommand = Extract<CliCommand, { command: 'probe' }>;
+
 /**
  * `meshdeck probe LISTENER`: asks a running console to send a message through a listener of its
- * local mesh, and prints the echo, the path and the latency (one line per message with --count).
+ * local mesh, and prints the echo, the path and the latency; with --count N (N > 1) one traffic test of
+ * N probes (POST /api/probe/burst), printed as a summary.
  */
-export async function runProbe(cmd: Extract<CliCommand, { command: 'probe' }>, io: CliIo): Promise<number> {
-  const url = localConsoleUrl('probe', cmd.url, '/api/probe');
+export async function runProbe(cmd: ProbeCommand, io: CliIo): Promise<number> {
+  const url = localConsoleUrl('probe', cmd.url, cmd.count > 1 ? '/api/probe/burst' : '/api/probe');
   const session = await openConsoleSession('probe', url, cmd.token);
   try {
-    return await probeAll(url, cmd, io, session);
+    return cmd.count > 1 ? await burst(url, cmd, io, session) : await probeOnce(url, cmd, io, session);
   } finally {
     await closeConsoleSession(url, session);
   }
 }
 
-async function probeAll(
-  url: URL,
-  cmd: Extract<CliCommand, { command: 'probe' }>,
-  io: CliIo,
-  session: ConsoleSession,
-): Promise<number> {
-  let failures = 0;
-  for (let i = 0; i < cmd.count; i++) {
-    const payload = cmd.count > 1 ? `${cmd.payload}-${i}` : cmd.payload;
-    let res: Response;
-    try {
-      res = await fetch(url, {
-        method: 'POST',
-        headers: sessionHeaders(url, session),
-        body: JSON.stringify({
-          listener: cmd.listener,
-          payload,
-          proxy: cmd.proxy,
-          from: cmd.from,
-          labels: cmd.labels,
-        }),
-        signal: AbortSignal.timeout(15000),
-      });
-    } catch (e) {
-      throw unreachable('probe', cmd.url, e);
-    }
-    const body = (await res.json().catch(() => ({}))) as Partial<ProbeResult> & { error?: string };
-    if (!res.ok) throw new CliError(`probe: ${body.error ?? `HTTP ${res.status}`}`, ExitCode.usage);
-    if (i === 0 || cmd.count === 1) {
-      io.stdout(`probe ${body.listener} on ${body.proxy} (${body.protocol} ${body.to}) from ${body.from}\n`);
-      for (const step of body.path ?? []) io.stdout(`  path: ${step}\n`);
-    }
-    if (body.ok) io.stdout(`  reply: ${JSON.stringify(body.reply)} in ${body.latencyMs} ms\n`);
-    else {
-      failures++;
-      io.stdout(`  no reply: ${body.error}\n`);
-    }
+/** One probe: the path, then the echo and its latency, or why none came back. */
+async function probeOnce(url: URL, cmd: ProbeCommand, io: CliIo, session: ConsoleSession): Promise<number> {
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      method: 'POST',
+      headers: sessionHeaders(url, session),
+      body: JSON.stringify({
+        listener: cmd.listener,
+        payload: cmd.payload,
+        proxy: cmd.proxy,
+        from: cmd.from,
+        labels: cmd.labels,
+        timeoutMs: cmd.timeoutMs,
+      }),
+      signal: AbortSignal.timeout(15000 + (cmd.timeoutMs ?? 0)),
+    });
+  } catch (e) {
+    throw unreachable('probe', cmd.url, e);
   }
-  if (cmd.count > 1) io.stdout(`${cmd.count - failures} of ${cmd.count} replied\n`);
-  return failures > 0 ? ExitCode.meshErrors : ExitCode.ok;
+  const body = (await res.json().catch(() => ({}))) as Partial<ProbeResult> & { error?: string };
+  if (!res.ok) throw new CliError(`probe: ${body.error ?? `HTTP ${res.status}`}`, ExitCode.usage);
+  io.stdout(`probe ${body.listener} on ${body.proxy} (${body.protocol} ${body.to}) from ${body.from}\n`);
+  for (const step of body.path ?? []) io.stdout(`  path: ${step}\n`);
+  if (body.ok) {
+    io.stdout(`  reply: ${JSON.stringify(body.reply)} in ${body.latencyMs} ms\n`);
+    return ExitCode.ok;
+  }
+  io.stdout(`  no reply: ${body.error}\n`);
+  return ExitCode.meshErrors;
+}
+
+/** One traffic test of `count` probes; the summary printed, exit 1 when any probe failed. */
+async function burst(url: URL, cmd: ProbeCommand, io: CliIo, session: ConsoleSession): Promise<number> {
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      method: 'POST',
+      headers: sessionHeaders(url, session),
+      body: JSON.stringify({
+        listener: cmd.listener,
+        payload: cmd.payload,
+        proxy: cmd.proxy,
+        from: cmd.from,
+        labels: cmd.labels,
+        timeoutMs: cmd.timeoutMs,
+        count: cmd.count,
+      }),
+      // The server starts no probe after its limit, and the last ones wait their own timeout.
+      signal: AbortSignal.timeout(PROBE_BATCH_LIMIT_MS + (cmd.timeoutMs ?? 3000) + 15_000),
+    });
+  } catch (e) {
+    throw unreachable('probe', cmd.url, e);
+  }
+  const body = (await res.json().catch(() => ({}))) as Partial<TrafficTestResult> & {
+    error?: string;
+    fields?: { path: string; message: string }[];
+  };
+  if (!res.ok || body.sent === undefined) {
+    const fields = (body.fields ?? []).map((f) => `${f.path}: ${f.message}`).join('; ');
+    throw new CliError(
+      `probe: ${body.error ?? `HTTP ${res.status}`}${fields ? ` (${fields})` : ''}`,
+      ExitCode.usage,
+    );
+  }
+  for (const line of trafficTestLines(body as TrafficTestResult)) io.stdout(`${line}\n`);
+  return body.answered === body.sent ? ExitCode.ok : ExitCode.meshErrors;
+}
+
+/** A traffic test's summary as the CLI prints it. */
+export function trafficTestLines(r: TrafficTestResult): string[] {
+  const lines = [`probe ${r.listener} on ${r.proxy} (${r.protocol} ${r.to}) from ${r.from}`];
+  for (const step of r.path) lines.push(`  path: ${step}`);
+  lines.push(`${r.sent} sent, ${r.answered} answered (${r.successPercent}%) in ${r.durationMs} ms`);
+  if (r.latency)
+    lines.push(
+      `latency p50 ${r.latency.p50Ms} p90 ${r.latency.p90Ms} p99 ${r.latency.p99Ms} max ${r.latency.maxMs} ms`,
+    );
+  if (r.split) {
+    lines.push(`split of Target ${r.split.target.namespace}/${r.split.target.name}:`);
+    const rows = [
+      ['backend', 'configured', 'observed', 'answered'],
+      ...r.split.backends.map((b) => [
+        b.name,
+        `${b.configuredPercent}%`,
+        `${b.observedPercent}%`,
+        String(b.answered),
+      ]),
+      ...(r.split.other > 0 ? [['(other)', '', '', String(r.split.other)]] : []),
+    ];
+    lines.push(...table(rows));
+  } else if (Object.keys(r.byPod).length > 0) {
+    lines.push('answers by pod:');
+    const pods = Object.entries(r.byPod).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+    lines.push(...table(pods.map(([pod, n]) => [pod, String(n)])));
+  }
+  if (r.errors.length > 0) {
+    lines.push('errors:');
+    for (const e of r.errors) lines.push(`  ${e.count} × ${e.message}`);
+  }
+  return lines;
+}
+
+/** Rows as aligned columns, indented: the first left-aligned, the rest right-aligned. */
+function table(rows: string[][]): string[] {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+  return rows.map(
+    (r) =>
+      `  ${r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ')}`,
+  );
 }

@@ -17,6 +17,7 @@ import { GET as getDraft, PUT as putDraft } from '@/app/api/draft/route';
 import { DELETE as deleteDraft, PATCH as patchDraft } from '@/app/api/drafts/[id]/route';
 import { GET as listDrafts, POST as createDraft } from '@/app/api/drafts/route';
 import { GET as getExamples } from '@/app/api/examples/route';
+import { POST as postBurst } from '@/app/api/probe/burst/route';
 import { POST as postProbe } from '@/app/api/probe/route';
 import { GET as getDesired } from '@/app/api/proxies/[id]/desired/route';
 import { GET as getLive } from '@/app/api/proxies/[id]/live/route';
@@ -139,6 +140,12 @@ describe('mutations need a session, its CSRF token and the same origin', () => {
     ['POST /api/draft/rebase', postRebase, '/api/draft/rebase', { revision: 0 }],
     ['POST /api/apply', postApply, '/api/apply', { revision: 0 }],
     ['POST /api/probe', postProbe, '/api/probe', { listener: 'gateway-vsvc', payload: 'x' }],
+    [
+      'POST /api/probe/burst',
+      postBurst,
+      '/api/probe/burst',
+      { listener: 'gateway-vsvc', payload: 'x', count: 5 },
+    ],
   ];
   it.each(mutations)(
     '%s: 401 without a session, 403 without CSRF or cross-origin',
@@ -166,6 +173,11 @@ describe('mutations need a session, its CSRF token and the same origin', () => {
     expect(
       (await postProbe(req('POST', '/api/probe', { body: { listener: 'x', payload: 'y' }, headers }))).status,
     ).toBe(503);
+    const burst = await postBurst(
+      req('POST', '/api/probe/burst', { body: { listener: 'x', payload: 'y', count: 2 }, headers }),
+    );
+    expect(burst.status).toBe(503);
+    expect((await burst.json()).error).toBe('no control plane is running in this process');
   });
 });
 

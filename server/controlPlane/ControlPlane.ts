@@ -25,6 +25,7 @@ import { listenAds, MeshXdsPublisher } from '../xds/meshXds';
 import { localMeshPodsDir, localMeshStateDir } from './localMeshPaths';
 import { LiveStateStore, type ProxyLiveState, type ProxyXdsLiveState } from './liveState';
 import { type ProbeRequest, type ProbeResult, probeListener } from './probe';
+import { runTrafficTest } from './trafficTest';
 import {
   l7mpProxyLiveState,
   readSessions,
@@ -38,6 +39,7 @@ import { LoadLiveFeed } from './loadLiveState';
 import type { LoadReportStore } from '../xds/LoadReportStore';
 import { type TreeWatcher, watchTree } from './watchTree';
 import { urlHost } from '@/lib/util/urlHost';
+import type { TrafficTestRequest, TrafficTestResult } from '@/lib/console/trafficTest';
 
 export interface ControlPlaneOptions {
   /** A mesh directory (resources + Services + Pods), as the CLI reads it. */
@@ -341,6 +343,11 @@ export class ControlPlane {
   /** Sends one message through a listener and reports the echo, the path and the latency. */
   probe(req: ProbeRequest): Promise<ProbeResult> {
     return probeListener(this.desired, req);
+  }
+
+  /** Sends `count` probes through a listener and sums them up against the split the listener reaches. */
+  trafficTest(req: TrafficTestRequest): Promise<TrafficTestResult> {
+    return runTrafficTest({ proxies: this.desired, mesh: this.engine.current.mesh }, req);
   }
 
   /**

@@ -46,6 +46,7 @@ describe('/api/state and /api/events', () => {
     setControlPlane({
       live,
       probe: unused,
+      trafficTest: unused,
       logs: () => [],
       reload: unused,
       whenIdle: unused,

@@ -1,4 +1,5 @@
 import type { ProxyL7mpConfig } from '@/lib/engine/renderL7mp';
+import type { TrafficTestRequest, TrafficTestResult } from '@/lib/console/trafficTest';
 import type { LoadTotalsSource } from '@/lib/xds/loadReports';
 import type { ProxySyncState } from '../l7mp/Reconciler';
 import type { LiveStateStore } from './liveState';
@@ -9,6 +10,8 @@ import { processSlot } from '../processSlot';
 export interface ControlPlaneApi {
   live: LiveStateStore;
   probe(req: ProbeRequest): Promise<ProbeResult>;
+  /** Many probes through a listener summed up (a traffic test); ProbeTargetError for a bad listener. */
+  trafficTest(req: TrafficTestRequest): Promise<TrafficTestResult>;
   logs(proxy: string, tail?: number): { at: string; stream: string; line: string }[];
   /** Re-reads the mesh directory now and pushes what changed (the console's apply). */
   reload(): Promise<void>;

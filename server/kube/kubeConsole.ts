@@ -6,8 +6,10 @@
  */
 import { CLUSTER_FILE } from '@/lib/kube/clusterDraftFiles';
 import type { ProxyL7mpConfig } from '@/lib/engine/renderL7mp';
+import type { TrafficTestRequest, TrafficTestResult } from '@/lib/console/trafficTest';
 import { LiveStateStore, type MeshLiveState, type ProxyLiveState } from '../controlPlane/liveState';
 import { type ProbeRequest, type ProbeResult, probeListener } from '../controlPlane/probe';
+import { runTrafficTest } from '../controlPlane/trafficTest';
 import {
   l7mpProxyLiveState,
   readSessions,
@@ -104,6 +106,11 @@ export class KubeConsole implements ControlPlaneApi {
 
   probe(req: ProbeRequest): Promise<ProbeResult> {
     return probeListener(this.desiredConfigs(), req);
+  }
+
+  /** A traffic test on what the controller compiled (probes go on this host only, as `probe`'s). */
+  trafficTest(req: TrafficTestRequest): Promise<TrafficTestResult> {
+    return runTrafficTest({ proxies: this.desiredConfigs(), mesh: this.cp.controller.compiled?.mesh }, req);
   }
 
   /** Pods' logs are the cluster's (`kubectl logs`): this process runs no proxy. */

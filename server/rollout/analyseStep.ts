@@ -11,7 +11,6 @@ import {
   judgeStep,
   type ObjectRef,
   type ProbeAnalysis,
-  type ProbeOutcome,
   type RolloutProbe,
   type RolloutSpec,
   type RolloutState,
@@ -20,10 +19,8 @@ import {
   summariseProbes,
   type WebhookAnalysis,
 } from '@/lib/rollout/rollout';
+import { runProbeBatch } from '../controlPlane/probeBatch';
 import type { RolloutTarget } from './RolloutTarget';
-
-/** Probes sent at once: each has its own socket and source port, so each is a new flow. */
-const PROBE_BATCH = 50;
 
 /** Step `i` of `r` analysed as its spec says (probes, load reports and webhook at once) and judged. */
 export async function analyseStep(
@@ -79,31 +76,17 @@ async function runProbes(
   p: RolloutProbe,
 ): Promise<ProbeAnalysis | undefined> {
   if (!target.probe) return undefined;
-  const send = target.probe.bind(target);
-  const once = async (): Promise<ProbeOutcome> => {
-    try {
-      const res = await send({
-        listener: p.listener,
-        payload: p.payload,
-        timeoutMs: p.timeoutMs,
-        ...(p.proxy ? { proxy: p.proxy } : {}),
-        ...(p.from ? { from: p.from } : {}),
-      });
-      return {
-        ok: res.ok,
-        ...(res.reply !== undefined ? { reply: res.reply } : {}),
-        ...(res.latencyMs !== undefined ? { latencyMs: res.latencyMs } : {}),
-        ...(res.error !== undefined ? { error: res.error } : {}),
-      };
-    } catch (e) {
-      return { ok: false, error: (e as Error).message };
-    }
-  };
-  // Two sockets on one source port would take each other's echoes.
-  const batch = p.from?.port ? 1 : PROBE_BATCH;
-  const outcomes: ProbeOutcome[] = [];
-  for (let sent = 0; sent < p.count; sent += batch)
-    outcomes.push(...(await Promise.all(Array.from({ length: Math.min(batch, p.count - sent) }, once))));
+  const { outcomes } = await runProbeBatch(
+    target.probe.bind(target),
+    {
+      listener: p.listener,
+      payload: p.payload,
+      timeoutMs: p.timeoutMs,
+      ...(p.proxy ? { proxy: p.proxy } : {}),
+      ...(p.from ? { from: p.from } : {}),
+    },
+    { count: p.count },
+  );
   const backendOf = target.backendOf
     ? await target.backendOf(ref).catch(() => () => undefined)
     : () => undefined;

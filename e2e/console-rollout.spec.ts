@@ -10,7 +10,14 @@
 import { expect, type Page, test } from '@playwright/test';
 import type { DraftDoc } from '../lib/console/draftDoc';
 import { toolbarFit } from '../components/console/toolbarFit.testutil';
-import { applyDraftNow, guardPage, openConsole, putDraft, SHOTS } from './consoleHelpers';
+import {
+  applyDraftNow,
+  gatewayProbeSessions,
+  guardPage,
+  openConsole,
+  putDraft,
+  SHOTS,
+} from './consoleHelpers';
 
 const CANARY = 'Target/default/echo-canary';
 
@@ -190,20 +197,6 @@ test('a rollout of echo-v2 to 50% then 100%, judged by probes through the gatewa
     expect(await putDraft(page, running.draft)).toBe(200);
     expect(await applyDraftNow(page)).toBe(200);
     // And no session of the probes is left on the gateway proxy (read every 2 s).
-    await expect
-      .poll(
-        () =>
-          page.evaluate(async () => {
-            const s = (await (await fetch('/api/state')).json()) as {
-              proxies: Record<string, { sessions: { available: boolean; items?: { listener?: string }[] } }>;
-            };
-            const sessions = s.proxies['default/gateway-0']?.sessions;
-            return sessions?.available
-              ? sessions.items!.filter((x) => x.listener?.startsWith('gateway.default.')).length
-              : 'not listed';
-          }),
-        { timeout: 20_000 },
-      )
-      .toBe(0);
+    await expect.poll(() => gatewayProbeSessions(page), { timeout: 20_000 }).toBe(0);
   }
 });

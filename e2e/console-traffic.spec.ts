@@ -7,7 +7,14 @@
  */
 import { expect, test } from '@playwright/test';
 import type { DraftDoc } from '../lib/console/draftDoc';
-import { applyDraftNow, guardPage, openConsole, putDraft, SHOTS } from './consoleHelpers';
+import {
+  applyDraftNow,
+  gatewayProbeSessions,
+  guardPage,
+  openConsole,
+  putDraft,
+  SHOTS,
+} from './consoleHelpers';
 
 const GATEWAY = 'VirtualService/default/gateway';
 const CANARY = 'Target/default/echo-canary';
@@ -122,20 +129,6 @@ test("100 probes through the canary's gateway: all answered, the split's backend
     expect(await putDraft(page, running.draft)).toBe(200);
     expect(await applyDraftNow(page)).toBe(200);
     // And no session of the probes is left on the gateway proxy (read every 2 s).
-    await expect
-      .poll(
-        () =>
-          page.evaluate(async () => {
-            const s = (await (await fetch('/api/state')).json()) as {
-              proxies: Record<string, { sessions: { available: boolean; items?: { listener?: string }[] } }>;
-            };
-            const sessions = s.proxies['default/gateway-0']?.sessions;
-            return sessions?.available
-              ? sessions.items!.filter((x) => x.listener?.startsWith('gateway.default.')).length
-              : 'not listed';
-          }),
-        { timeout: 20_000 },
-      )
-      .toBe(0);
+    await expect.poll(() => gatewayProbeSessions(page), { timeout: 20_000 }).toBe(0);
   }
 });

@@ -183,3 +183,16 @@ export function commitOnMain(remoteGit: string, message: string, edit: (text: st
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/** The gateway proxy's sessions of its `gateway` listener (probe flows), or 'not listed' (l7mp's 422). */
+export async function gatewayProbeSessions(page: Page): Promise<number | 'not listed'> {
+  return page.evaluate(async () => {
+    const s = (await (await fetch('/api/state')).json()) as {
+      proxies: Record<string, { sessions: { available: boolean; items?: { listener?: string }[] } }>;
+    };
+    const sessions = s.proxies['default/gateway-0']?.sessions;
+    return sessions?.available
+      ? sessions.items!.filter((x) => x.listener?.startsWith('gateway.default.')).length
+      : 'not listed';
+  });
+}

@@ -32,24 +32,7 @@ export async function runProbe(cmd: ProbeCommand, io: CliIo): Promise<number> {
 
 /** One probe: the path, then the echo and its latency, or why none came back. */
 async function probeOnce(url: URL, cmd: ProbeCommand, io: CliIo, session: ConsoleSession): Promise<number> {
-  let res: Response;
-  try {
-    res = await fetch(url, {
-      method: 'POST',
-      headers: sessionHeaders(url, session),
-      body: JSON.stringify({
-        listener: cmd.listener,
-        payload: cmd.payload,
-        proxy: cmd.proxy,
-        from: cmd.from,
-        labels: cmd.labels,
-        timeoutMs: cmd.timeoutMs,
-      }),
-      signal: AbortSignal.timeout(15000 + (cmd.timeoutMs ?? 0)),
-    });
-  } catch (e) {
-    throw unreachable('probe', cmd.url, e);
-  }
+  const res = await postProbe(url, cmd, session, {}, 15000 + (cmd.timeoutMs ?? 0));
   const body = (await res.json().catch(() => ({}))) as Partial<ProbeResult> & { error?: string };
   if (!res.ok) throw new CliError(`probe: ${body.error ?? `HTTP ${res.status}`}`, ExitCode.usage);
   io.stdout(`probe ${body.listener} on ${body.proxy} (${body.protocol} ${body.to}) from ${body.from}\n`);
@@ -64,26 +47,9 @@ async function probeOnce(url: URL, cmd: ProbeCommand, io: CliIo, session: Consol
 
 /** One traffic test of `count` probes; the summary printed, exit 1 when any probe failed. */
 async function burst(url: URL, cmd: ProbeCommand, io: CliIo, session: ConsoleSession): Promise<number> {
-  let res: Response;
-  try {
-    res = await fetch(url, {
-      method: 'POST',
-      headers: sessionHeaders(url, session),
-      body: JSON.stringify({
-        listener: cmd.listener,
-        payload: cmd.payload,
-        proxy: cmd.proxy,
-        from: cmd.from,
-        labels: cmd.labels,
-        timeoutMs: cmd.timeoutMs,
-        count: cmd.count,
-      }),
-      // The server starts no probe after its limit, and the last ones wait their own timeout.
-      signal: AbortSignal.timeout(PROBE_BATCH_LIMIT_MS + (cmd.timeoutMs ?? 3000) + 15_000),
-    });
-  } catch (e) {
-    throw unreachable('probe', cmd.url, e);
-  }
+  // The server starts no probe after its limit, and the last ones wait their own timeout.
+  const waitMs = PROBE_BATCH_LIMIT_MS + (cmd.timeoutMs ?? 3000) + 15_000;
+  const res = await postProbe(url, cmd, session, { count: cmd.count }, waitMs);
   const body = (await res.json().catch(() => ({}))) as Partial<TrafficTestResult> & {
     error?: string;
     fields?: { path: string; message: string }[];
@@ -140,4 +106,25 @@ function table(rows: string[][]): string[] {
     (r) =>
       `  ${r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ')}`,
   );
+}
+
+/** POSTs the command's probe (plus `extra`) to `url` with the session; unreachable -> a CliError. */
+async function postProbe(
+  url: URL,
+  cmd: ProbeCommand,
+  session: ConsoleSession,
+  extra: Record<string, unknown>,
+  waitMs: number,
+): Promise<Response> {
+  const { listener, payload, proxy, from, labels, timeoutMs } = cmd;
+  try {
+    return await fetch(url, {
+      method: 'POST',
+      headers: sessionHeaders(url, session),
+      body: JSON.stringify({ listener, payload, proxy, from, labels, timeoutMs, ...extra }),
+      signal: AbortSignal.timeout(waitMs),
+    });
+  } catch (e) {
+    throw unreachable('probe', cmd.url, e);
+  }
 }

@@ -185,11 +185,12 @@ test('Sync automatically: turned on in the panel, the commit waiting on main run
   };
   const portBefore = await gatewayPort(page);
   expect(portBefore).not.toBeNull();
-  expect(portBefore).not.toBe(9006);
+  // Ports no other spec sets: console-gitops.spec.ts leaves main's gateway on 9006.
+  expect(portBefore).not.toBe(9016);
   let mainBefore: string | undefined;
-  commitOnMain(remoteGit, 'gateway on 9006', (t) => {
+  commitOnMain(remoteGit, 'gateway on 9016', (t) => {
     mainBefore = t;
-    return t.replace(/(udp:\n\s+port: )\d+/, '$19006');
+    return t.replace(/(udp:\n\s+port: )\d+/, '$19016');
   });
   const setPolicy = (autoSync: { prune: boolean; selfHeal: boolean } | null) =>
     page.evaluate(
@@ -221,7 +222,7 @@ test('Sync automatically: turned on in the panel, the commit waiting on main run
     await expect(panel.getByTestId('git-sync-auto-prune')).toBeEnabled();
     await expect(panel.getByTestId('git-sync-auto-self-heal')).toBeEnabled();
     // No Sync now: the comparison the change started syncs main's tip.
-    await expect.poll(() => gatewayPort(page), { timeout: 30_000 }).toBe(9006);
+    await expect.poll(() => gatewayPort(page), { timeout: 30_000 }).toBe(9016);
     await dialog.getByTestId('live-sync-refresh').click();
     await expect(panel.getByTestId('git-sync-last')).toContainText(
       /Synced [0-9a-f]{7} \(a new commit, meshdeck:gitops-sync, [^)]*\): mesh\.yaml written/,
@@ -238,10 +239,10 @@ test('Sync automatically: turned on in the panel, the commit waiting on main run
     // Self-heal is kept for the next time, but not changeable while off.
     await expect(panel.getByTestId('git-sync-auto-self-heal')).toBeChecked();
     await expect(panel.getByTestId('git-sync-auto-self-heal')).toBeDisabled();
-    commitOnMain(remoteGit, 'gateway on 9007', (t) => t.replace(/(udp:\n\s+port: )\d+/, '$19007'));
+    commitOnMain(remoteGit, 'gateway on 9017', (t) => t.replace(/(udp:\n\s+port: )\d+/, '$19017'));
     await dialog.getByTestId('live-sync-refresh').click();
     await expect(dialog.getByTestId('live-sync-counts')).toContainText(/[1-9]\d* differ/);
-    expect(await gatewayPort(page)).toBe(9006);
+    expect(await gatewayPort(page)).toBe(9016);
   } finally {
     expect(await setPolicy(null)).toBe(200);
     if (mainBefore !== undefined) commitOnMain(remoteGit, 'main as it was', () => mainBefore!);

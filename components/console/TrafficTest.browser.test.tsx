@@ -88,7 +88,7 @@ describe('TrafficTestResultView', () => {
       .toHaveTextContent(/^UDP 127.0.0.100:\* → 127.0.0.10:9100$/);
     await expect
       .element(screen.getByTestId('traffic-sent'))
-      .toHaveAttribute('title', 'through default/gateway-0');
+      .toHaveAttribute('title', 'UDP 127.0.0.100:* → 127.0.0.10:9100 through default/gateway-0');
     const table = screen.getByRole('table', {
       name: /^Split of default\/echo-canary\s*: configured against observed$/,
     });
@@ -209,6 +209,19 @@ describe('TrafficTestArea', () => {
     await expect.element(screen.getByTestId('traffic-summary')).toBeVisible();
     expect(screen.getByTestId('traffic-sending').query()).toBeNull();
     // A two-backend split, all answered, fits the room kept for it: the Inspector below does not move.
+    expect(area.element().getBoundingClientRect().height).toBe(idle);
+    // So does a slow run's: its longer figures stay on one line (a loaded CI machine wrapped them).
+    const slow = {
+      ...answered,
+      durationMs: 61234.5,
+      latency: { p50Ms: 1234.5, p90Ms: 2345.6, p99Ms: 2987.6, maxMs: 2999.9 },
+      from: '127.0.0.100:*',
+      to: '127.0.0.10:19100',
+    };
+    await screen.rerender(at(<TrafficTestArea count={100} pending={false} error={null} result={slow} />));
+    await expect
+      .element(screen.getByTestId('traffic-latency'))
+      .toHaveAttribute('title', 'p50 1235 · p90 2346 · p99 2988 · max 3000 ms');
     expect(area.element().getBoundingClientRect().height).toBe(idle);
     // Failures take more room.
     await screen.rerender(at(<TrafficTestArea count={100} pending={false} error={null} result={canary} />));

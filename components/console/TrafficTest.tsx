@@ -184,10 +184,14 @@ export function TrafficTestResultView({
 }) {
   const r = result;
   const pods = Object.entries(r.byPod).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  const latency = r.latency
+    ? `p50 ${ms(r.latency.p50Ms)} · p90 ${ms(r.latency.p90Ms)} · p99 ${ms(r.latency.p99Ms)} · max ${ms(r.latency.maxMs)} ms`
+    : 'none answered';
+  const summary = `${r.answered} of ${r.sent} answered (${percent(r.successPercent)}) in ${Math.round(r.durationMs)} ms`;
   return (
     <div className="traffic-test__result" data-stale={stale || undefined} data-testid="traffic-result">
       {stale ? null : (
-        <p className="traffic-test__status" data-testid="traffic-summary">
+        <p className="traffic-test__status" title={summary} data-testid="traffic-summary">
           <strong>
             {r.answered} of {r.sent} answered ({percent(r.successPercent)})
           </strong>{' '}
@@ -197,14 +201,12 @@ export function TrafficTestResultView({
       <dl className="facts">
         <dt>sent</dt>
         {/* The proxy is the form's, above: named here it took a second line in a narrow Inspector. */}
-        <dd title={`through ${r.proxy}`} data-testid="traffic-sent">
+        <dd title={`${r.protocol} ${r.from} → ${r.to} through ${r.proxy}`} data-testid="traffic-sent">
           {r.protocol} {r.from} → {r.to}
         </dd>
         <dt>latency</dt>
-        <dd data-testid="traffic-latency">
-          {r.latency
-            ? `p50 ${ms(r.latency.p50Ms)} · p90 ${ms(r.latency.p90Ms)} · p99 ${ms(r.latency.p99Ms)} · max ${ms(r.latency.maxMs)} ms`
-            : 'none answered'}
+        <dd title={latency} data-testid="traffic-latency">
+          {latency}
         </dd>
       </dl>
       {r.split ? (

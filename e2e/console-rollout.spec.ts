@@ -11,6 +11,7 @@ import { expect, type Page, test } from '@playwright/test';
 import type { DraftDoc } from '../lib/console/draftDoc';
 import { toolbarFit } from '../components/console/toolbarFit.testutil';
 import {
+  applyCanaryExample,
   applyDraftNow,
   gatewayProbeSessions,
   guardPage,
@@ -62,35 +63,9 @@ test('a rollout of echo-v2 to 50% then 100%, judged by probes through the gatewa
     draft: DraftDoc;
   };
   try {
-    // The canary example runs: loaded into the draft and applied. Its gateway's listener gets
-    // removeOrphanSessions, so that putting back what ran deletes it with the sessions of this test's 40
-    // probes: l7mp keeps a plain-deleted listener's sessions, and console.spec.ts's canary test, later on
-    // this server, counts the sessions through a listener of the same name.
-    await page.getByTestId('import').click();
-    await page.getByTestId('example-canary').click();
+    // The canary example runs: loaded into the draft and applied.
+    await applyCanaryExample(page);
     const canary = page.getByTestId(`node-${CANARY}`);
-    await expect(canary).toBeVisible();
-    await expect(page.getByTestId('save-status')).toContainText('Saved');
-    const example = (await page.evaluate(async () => (await fetch('/api/draft')).json())) as {
-      draft: DraftDoc;
-    };
-    const mesh = example.draft.files['mesh.yaml']!;
-    expect(mesh).toContain('  udp: { port: 9100 }\n');
-    const files = {
-      ...example.draft.files,
-      'mesh.yaml': mesh.replace(
-        '  udp: { port: 9100 }\n',
-        '  udp: { port: 9100 }\n  options: { removeOrphanSessions: true }\n',
-      ),
-    };
-    expect(await putDraft(page, { ...example.draft, files })).toBe(200);
-    await page.reload();
-    await expect(page.getByTestId('save-status')).toContainText('Saved');
-    await expect(canary).toBeVisible();
-    await page.getByTestId('apply').click();
-    await expect(page.getByTestId('apply-result')).toContainText('in sync', { timeout: 60_000 });
-    await page.getByRole('button', { name: 'Close the apply panel' }).click();
-    await expect(canary).toContainText('split 80/20');
 
     // The Target's Inspector offers the rollout under its split.
     await canary.click();

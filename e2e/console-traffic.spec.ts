@@ -8,6 +8,7 @@
 import { expect, test } from '@playwright/test';
 import type { DraftDoc } from '../lib/console/draftDoc';
 import {
+  applyCanaryExample,
   applyDraftNow,
   gatewayProbeSessions,
   guardPage,
@@ -17,7 +18,6 @@ import {
 } from './consoleHelpers';
 
 const GATEWAY = 'VirtualService/default/gateway';
-const CANARY = 'Target/default/echo-canary';
 
 guardPage();
 test.setTimeout(120_000);
@@ -30,32 +30,7 @@ test("100 probes through the canary's gateway: all answered, the split's backend
     draft: DraftDoc;
   };
   try {
-    // The canary example runs. Its gateway's listener gets removeOrphanSessions, so that putting back
-    // what ran deletes it with the sessions of these probes: l7mp keeps a plain-deleted listener's
-    // sessions, and console.spec.ts's canary test counts the sessions through a listener of that name.
-    await page.getByTestId('import').click();
-    await page.getByTestId('example-canary').click();
-    await expect(page.getByTestId(`node-${CANARY}`)).toBeVisible();
-    await expect(page.getByTestId('save-status')).toContainText('Saved');
-    const example = (await page.evaluate(async () => (await fetch('/api/draft')).json())) as {
-      draft: DraftDoc;
-    };
-    const mesh = example.draft.files['mesh.yaml']!;
-    expect(mesh).toContain('  udp: { port: 9100 }\n');
-    const files = {
-      ...example.draft.files,
-      'mesh.yaml': mesh.replace(
-        '  udp: { port: 9100 }\n',
-        '  udp: { port: 9100 }\n  options: { removeOrphanSessions: true }\n',
-      ),
-    };
-    expect(await putDraft(page, { ...example.draft, files })).toBe(200);
-    await page.reload();
-    await expect(page.getByTestId('save-status')).toContainText('Saved');
-    await page.getByTestId('apply').click();
-    await expect(page.getByTestId('apply-result')).toContainText('in sync', { timeout: 60_000 });
-    await page.getByRole('button', { name: 'Close the apply panel' }).click();
-    await expect(page.getByTestId(`node-${CANARY}`)).toContainText('split 80/20');
+    await applyCanaryExample(page);
 
     // The gateway's Inspector: one probe by default; 100 make a traffic test.
     await page.getByTestId(`node-${GATEWAY}`).click();

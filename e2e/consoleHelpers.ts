@@ -196,3 +196,37 @@ export async function gatewayProbeSessions(page: Page): Promise<number | 'not li
       : 'not listed';
   });
 }
+
+/**
+ * The canary example loaded into the draft and applied through the console. Its gateway's listener gets
+ * removeOrphanSessions, so that putting back what ran deletes it with the sessions of a test's probes:
+ * l7mp keeps a plain-deleted listener's sessions, and console.spec.ts's canary test, later on this
+ * server, counts the sessions through a listener of the same name.
+ */
+export async function applyCanaryExample(page: Page): Promise<void> {
+  const canary = page.getByTestId('node-Target/default/echo-canary');
+  await page.getByTestId('import').click();
+  await page.getByTestId('example-canary').click();
+  await expect(canary).toBeVisible();
+  await expect(page.getByTestId('save-status')).toContainText('Saved');
+  const example = (await page.evaluate(async () => (await fetch('/api/draft')).json())) as {
+    draft: DraftDoc;
+  };
+  const mesh = example.draft.files['mesh.yaml']!;
+  expect(mesh).toContain('  udp: { port: 9100 }\n');
+  const files = {
+    ...example.draft.files,
+    'mesh.yaml': mesh.replace(
+      '  udp: { port: 9100 }\n',
+      '  udp: { port: 9100 }\n  options: { removeOrphanSessions: true }\n',
+    ),
+  };
+  expect(await putDraft(page, { ...example.draft, files })).toBe(200);
+  await page.reload();
+  await expect(page.getByTestId('save-status')).toContainText('Saved');
+  await expect(canary).toBeVisible();
+  await page.getByTestId('apply').click();
+  await expect(page.getByTestId('apply-result')).toContainText('in sync', { timeout: 60_000 });
+  await page.getByRole('button', { name: 'Close the apply panel' }).click();
+  await expect(canary).toContainText('split 80/20');
+}

@@ -459,15 +459,10 @@ export class ClusterApply {
         wrotePart: true,
       };
     };
-    const meta = o.body.metadata as Record<string, unknown>;
     const released = await this.send('PATCH', objectPath(o.ref), {
       query: { fieldManager: manager, fieldValidation: 'Strict' },
       // Nothing but the object's identity: the manager gives up every field it owned (the split alone).
-      body: {
-        apiVersion: o.body.apiVersion,
-        kind: o.body.kind,
-        metadata: { name: meta.name, namespace: meta.namespace },
-      },
+      body: identityOf(o),
       contentType: 'application/apply-patch+yaml',
     });
     warnings.push(...released.warnings);
@@ -534,14 +529,9 @@ export class ClusterApply {
     if (got.status === 200) return { live: got.body };
     if (got.status === 404) return { live: null };
     if (got.status !== 403) return { error: problemOf(got) };
-    const meta = o.body.metadata as Record<string, unknown>;
     const res = await this.send('PATCH', objectPath(o.ref), {
       query: { fieldManager: READ_MANAGER, dryRun: 'All' },
-      body: {
-        apiVersion: o.body.apiVersion,
-        kind: o.body.kind,
-        metadata: { name: meta.name, namespace: meta.namespace },
-      },
+      body: identityOf(o),
       contentType: 'application/apply-patch+yaml',
     });
     // 403 again: the user may not patch either; the real dry-run below reports that with the verb it needs.
@@ -650,4 +640,14 @@ export class ClusterApply {
     }
     return out;
   }
+}
+
+/** An apply body of the object's identity alone (apiVersion, kind, name, namespace). */
+function identityOf(o: DraftObject): Record<string, unknown> {
+  const meta = o.body.metadata as Record<string, unknown>;
+  return {
+    apiVersion: o.body.apiVersion,
+    kind: o.body.kind,
+    metadata: { name: meta.name, namespace: meta.namespace },
+  };
 }

@@ -39,8 +39,14 @@ export function guardPage(origin: string = ORIGIN, allow: readonly RegExp[] = []
   });
 }
 
-/** Resets the server's draft to the mesh directory's files (a session's mutation, with its CSRF token). */
+/**
+ * Resets the server's draft to the mesh directory's files (a session's mutation, with its CSRF token),
+ * once the console's own save of the last edit has landed: a save still on its way would carry the
+ * older base revision and meet a 409 that Chromium logs as an error.
+ */
 export async function resetDraft(page: Page): Promise<void> {
+  const save = page.getByTestId('save-status');
+  if ((await save.count()) > 0) await expect(save).toHaveClass(/save-status--saved/);
   const status = await page.evaluate(async () => {
     const s = (await (await fetch('/api/session')).json()) as { csrfToken: string };
     const r = await fetch('/api/draft/reset', { method: 'POST', headers: { 'x-csrf-token': s.csrfToken } });

@@ -4,7 +4,8 @@
  * @grpc/grpc-js echo backends and a real @grpc/grpc-js-xds client calling xds:///echo 10 times a second,
  * split 80/20). The client reports its RPCs per cluster over LRS; the proxies page shows its rate and
  * success without moving the row, the canvas draws the calls along client -> echo -> echo-split -> both
- * backends, and the Target's Inspector lists both clusters with their rates.
+ * backends, and the Target's Inspector lists both clusters with their rates and sets each backend's RPCs
+ * and share under its slider.
  */
 import { expect, test } from '@playwright/test';
 import { GRPC_E2E_ORIGIN } from '../playwright.config';
@@ -59,5 +60,16 @@ test("the gRPC client's load reports show on the proxies page, on the canvas and
   await expect(rows.filter({ hasText: 'echo-v1' })).toHaveCount(1);
   await expect(rows.filter({ hasText: 'echo-v2' })).toHaveCount(1);
   for (const s of await table.getByTestId('grpc-load-success').allTextContents()) expect(s).toBe('100%');
+  // Under each slider of the canary split, that backend's RPCs, their share of the split's and their
+  // success: the 80 % backend gets the larger share (~80 of ~100 calls in the window), the shares add up.
+  const shares = [];
+  for (const i of [0, 1]) {
+    const line = page.getByTestId(`split-rpc-${i}`);
+    await expect(line).toHaveText(/^⇄ \d+(\.\d)? RPC\/s \(\d+%\) · 100% ok$/);
+    shares.push(Number(/\((\d+)%\)/.exec((await line.textContent())!)![1]));
+  }
+  expect(shares[0]).toBeGreaterThan(shares[1]!);
+  expect(shares[0]! + shares[1]!).toBeGreaterThanOrEqual(99);
+  expect(shares[0]! + shares[1]!).toBeLessThanOrEqual(101);
   await page.screenshot({ path: `${SHOTS}/console-grpc-canvas.png` });
 });

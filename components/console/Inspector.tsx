@@ -2,7 +2,7 @@
 
 import type { CommandResult, DraftCommand } from '@/lib/console/draftCommands';
 import type { DraftCompilation } from '@/lib/console/compileDraft';
-import type { GraphTraffic } from '@/lib/console/graphTraffic';
+import { type GraphTraffic, type SplitTraffic, splitTraffic } from '@/lib/console/graphTraffic';
 import { showsLoad } from '@/lib/console/grpcLoad';
 import type { GraphNode, MeshGraph } from '@/lib/console/meshGraph';
 import { diagnosticsByField, existingPrefix, type JsonSchema } from '@/lib/console/schemaForm';
@@ -242,11 +242,7 @@ export function Inspector({
       {split && split.length > 0 ? (
         <SplitEditor
           entries={split}
-          live={
-            traffic && sessionsShown(traffic, node)
-              ? splitSessions(compilation.graph, node.id, traffic, split.length)
-              : undefined
-          }
+          {...splitLive(compilation.graph, node, traffic, split.length)}
           onWeights={(ws) =>
             run(
               {
@@ -322,13 +318,16 @@ function sessionsShown(traffic: GraphTraffic, node: GraphNode): boolean {
   return (traffic.nodes[node.id] ?? 0) > 0 || traffic.unavailable.length > 0;
 }
 
-/** The live sessions on each split entry of a canary Target (its split edges, by entry index). */
-function splitSessions(graph: MeshGraph, nodeId: string, traffic: GraphTraffic, entries: number): number[] {
-  const counts = new Array<number>(entries).fill(0);
-  for (const e of graph.edges)
-    if (e.source === nodeId && e.kind === 'split' && e.order !== undefined && e.order < entries)
-      counts[e.order] = traffic.edges[e.id] ?? 0;
-  return counts;
+/** What a canary Target's split editor sets beside its sliders: sessions and RPCs, each where they are counted. */
+function splitLive(
+  graph: MeshGraph,
+  node: GraphNode,
+  traffic: GraphTraffic | undefined,
+  entries: number,
+): { live?: number[]; rpc?: SplitTraffic['rpc'] } {
+  if (!traffic) return {};
+  const { sessions, rpc } = splitTraffic(graph, node.id, traffic, entries);
+  return { ...(sessionsShown(traffic, node) ? { live: sessions } : {}), ...(rpc ? { rpc } : {}) };
 }
 
 function NodeDiagnostics({ list }: { list: DraftCompilation['diagnostics'] }) {

@@ -1,6 +1,7 @@
 'use client';
 
 import { useState } from 'react';
+import { formatRps, formatSuccess, type LoadCell, loadFailing } from '@/lib/console/grpcLoad';
 import { checkSplitSum, distributeEvenly, moveWeight, percentages } from '@/lib/console/splitWeights';
 
 export interface SplitEntry {
@@ -15,14 +16,18 @@ export interface SplitEntry {
 export function SplitEditor({
   entries,
   live,
+  rpc,
   onWeights,
 }: {
   entries: SplitEntry[];
   /** Live sessions on each entry now (the traffic overlay), to set beside the weights. */
   live?: number[];
+  /** The gRPC clients' RPCs on each entry in their last report window (undefined: none), when clients are served it. */
+  rpc?: (LoadCell | undefined)[];
   onWeights(weights: number[]): void;
 }) {
   const liveTotal = live?.reduce((a, b) => a + b, 0) ?? 0;
+  const issuedTotal = rpc?.reduce((a, c) => a + (c?.issued ?? 0), 0) ?? 0;
   const [locked, setLocked] = useState<boolean[]>([]);
   const weights = entries.map((e) => e.weight);
   const lockedOf = entries.map((_, i) => locked[i] ?? false);
@@ -71,6 +76,17 @@ export function SplitEditor({
               sessions
             </span>
           ) : null}
+          {rpc ? (
+            <span
+              className={
+                rpc[i] && loadFailing(rpc[i]) ? 'split-row__rpc split-row__rpc--failing' : 'split-row__rpc'
+              }
+              data-testid={`split-rpc-${i}`}
+              title="RPCs the gRPC clients sent to this backend in their last load report window; the share is of the RPCs this split got, to set against the weight"
+            >
+              {rpcText(rpc[i], issuedTotal)}
+            </span>
+          ) : null}
         </div>
       ))}
       <div className="split-editor__foot">
@@ -87,4 +103,12 @@ export function SplitEditor({
       </div>
     </section>
   );
+}
+
+/** `⇄ 8 RPC/s (80%) · 100% ok`: the rate, the share of the split's RPCs and the success, as far as known. */
+function rpcText(cell: LoadCell | undefined, issuedTotal: number): string {
+  if (!cell) return `⇄ ${formatRps(0)}${issuedTotal > 0 ? ' (0%)' : ''}`;
+  const share = issuedTotal > 0 ? ` (${Math.round((cell.issued / issuedTotal) * 100)}%)` : '';
+  const ok = cell.successPercent === null ? '' : ` · ${formatSuccess(cell.successPercent)} ok`;
+  return `⇄ ${formatRps(cell.rps)}${share}${ok}`;
 }

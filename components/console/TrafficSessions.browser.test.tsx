@@ -110,12 +110,46 @@ describe('SplitEditor with live sessions', () => {
       .toHaveTextContent('⇄ 3 (15%) of the live sessions');
   });
 
+  it("sets each backend's gRPC RPCs, their share of the split's and their success under its slider", async () => {
+    const cell = (issued: number, failed: number) => ({
+      rps: issued / 10,
+      issued,
+      succeeded: issued - failed,
+      failed,
+      dropped: 0,
+      inProgress: 0,
+      successPercent: ((issued - failed) / issued) * 100,
+    });
+    const screen = await render(
+      <SplitEditor entries={entries} rpc={[cell(72, 0), cell(28, 7)]} onWeights={() => {}} />,
+    );
+    await expect.element(screen.getByTestId('split-rpc-0')).toHaveTextContent('⇄ 7.2 RPC/s (72%) · 100% ok');
+    await expect.element(screen.getByTestId('split-rpc-1')).toHaveTextContent('⇄ 2.8 RPC/s (28%) · 75% ok');
+    expect(screen.getByTestId('split-rpc-1').element().className).toContain('split-row__rpc--failing');
+    expect(screen.getByTestId('split-rpc-0').element().className).not.toContain('failing');
+    expect(screen.container.querySelector('[data-testid^="split-live"]')).toBeNull();
+    await screen.unmount();
+    // Served, nothing reported yet: the line is there already, so a first report moves nothing.
+    const idle = await render(
+      <SplitEditor entries={entries} rpc={[undefined, undefined]} onWeights={() => {}} />,
+    );
+    await expect.element(idle.getByTestId('split-rpc-0')).toHaveTextContent(/^⇄ 0 RPC\/s$/);
+    const before = idle.getByTestId('split-editor').element().getBoundingClientRect().height;
+    await idle.rerender(
+      <SplitEditor entries={entries} rpc={[cell(80, 0), cell(20, 0)]} onWeights={() => {}} />,
+    );
+    await expect.element(idle.getByTestId('split-rpc-1')).toHaveTextContent('⇄ 2 RPC/s (20%) · 100% ok');
+    expect(idle.getByTestId('split-editor').element().getBoundingClientRect().height).toBe(before);
+    await idle.unmount();
+  });
+
   it('gives no share when no session runs, and nothing without the overlay', async () => {
     const none = await render(<SplitEditor entries={entries} live={[0, 0]} onWeights={() => {}} />);
     await expect.element(none.getByTestId('split-live-0')).toHaveTextContent(/^⇄ 0 of the live sessions$/);
-    none.unmount();
+    await none.unmount();
     const off = await render(<SplitEditor entries={entries} onWeights={() => {}} />);
     await expect.element(off.getByTestId('split-slider-0')).toBeVisible();
     expect(off.container.querySelector('[data-testid^="split-live"]')).toBeNull();
+    expect(off.container.querySelector('[data-testid^="split-rpc"]')).toBeNull();
   });
 });

@@ -10,7 +10,7 @@
  * RPC load, from their own load reports, comes along as `load` (lib/console/grpcLoad.ts).
  */
 import type { LiveSession, MeshLiveState } from '@/server/controlPlane/liveState';
-import { type GraphLoad, grpcLoad, NO_LOAD } from './grpcLoad';
+import { type GraphLoad, grpcLoad, type LoadCell, NO_LOAD } from './grpcLoad';
 import type { GraphEdge, MeshGraph } from './meshGraph';
 import { objectNodeId, proxyNodeId } from './nodeIds';
 
@@ -86,6 +86,35 @@ export function sessionsThrough(traffic: GraphTraffic, nodeId: string): TrafficS
   return traffic.sessions
     .filter((s) => s.nodes.includes(nodeId))
     .sort((a, b) => (a.session.startedAt ?? '').localeCompare(b.session.startedAt ?? ''));
+}
+
+/** Live traffic on each split entry of a canary Target, by entry index (the Target's split edges). */
+export interface SplitTraffic {
+  /** l7mp sessions on each entry now. */
+  sessions: number[];
+  /**
+   * The gRPC clients' RPCs on each entry (undefined: none reported in the window); absent when no gRPC
+   * client is served the Target, so a Target only l7mp proxies reach shows no RPC line.
+   */
+  rpc?: (LoadCell | undefined)[];
+}
+
+/** What runs on each of a canary Target's split entries now: sessions, and RPCs where clients are served it. */
+export function splitTraffic(
+  graph: MeshGraph,
+  nodeId: string,
+  traffic: GraphTraffic,
+  entries: number,
+): SplitTraffic {
+  const sessions = new Array<number>(entries).fill(0);
+  const rpc = new Array<LoadCell | undefined>(entries).fill(undefined);
+  for (const e of graph.edges)
+    if (e.source === nodeId && e.kind === 'split' && e.order !== undefined && e.order < entries) {
+      sessions[e.order] = traffic.edges[e.id] ?? 0;
+      rpc[e.order] = traffic.load.edges[e.id];
+    }
+  const served = traffic.load.served.includes(nodeId) || traffic.load.nodes[nodeId] !== undefined;
+  return served ? { sessions, rpc } : { sessions };
 }
 
 /**

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { MeshLiveState, ProxyLiveState } from '@/server/controlPlane/liveState';
 import { compileDraft } from './compileDraft';
 import type { DraftDoc } from './draftDoc';
-import { graphTraffic } from './graphTraffic';
+import { graphTraffic, splitTraffic } from './graphTraffic';
 import {
   formatRps,
   formatSuccess,
@@ -247,6 +247,23 @@ status: { podIP: 127.0.0.73 }
     ).toBe(false);
     expect(grpcLoad(graph, liveOf(proxyLive('default/gateway-0')))).toBe(NO_LOAD);
     expect(grpcLoad(graph, undefined)).toBe(NO_LOAD);
+  });
+
+  it("gives a canary Target's split editor the RPCs on each entry by index, and no RPC line where no client is served it", () => {
+    const { graph } = compileDraft(grpcCanary);
+    const t = graphTraffic(graph, liveOf(canaryClient()));
+    const split = splitTraffic(graph, TARGET, t, 2);
+    expect(split.sessions).toEqual([0, 0]);
+    expect(split.rpc!.map((c) => c && [c.issued, c.failed])).toEqual([
+      [80, 0],
+      [20, 5],
+    ]);
+    // Served but silent: the line is there (no report in the window is news), each entry without load.
+    const idle = graphTraffic(graph, liveOf(grpcClientLive('default/grpc-client', undefined, [V1, V2])));
+    expect(splitTraffic(graph, TARGET, idle, 2).rpc).toEqual([undefined, undefined]);
+    // No gRPC client at all: sessions only.
+    const none = splitTraffic(graph, TARGET, graphTraffic(graph, liveOf(proxyLive('default/gateway-0'))), 2);
+    expect(none).toEqual({ sessions: [0, 0] });
   });
 
   it('comes with the sessions in graphTraffic, and the client is not a proxy whose sessions are missing', () => {

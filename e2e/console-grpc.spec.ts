@@ -5,7 +5,7 @@
  * split 80/20). The client reports its RPCs per cluster over LRS; the proxies page shows its rate and
  * success without moving the row, the canvas draws the calls along client -> echo -> echo-split -> both
  * backends, and the Target's Inspector lists both clusters with their rates and sets each backend's RPCs
- * and share under its slider.
+ * and share under its slider; grouped by namespace, the group shows the RPCs it stands in for.
  */
 import { expect, test } from '@playwright/test';
 import { GRPC_E2E_ORIGIN } from '../playwright.config';
@@ -72,4 +72,17 @@ test("the gRPC client's load reports show on the proxies page, on the canvas and
   expect(shares[0]! + shares[1]!).toBeGreaterThanOrEqual(99);
   expect(shares[0]! + shares[1]!).toBeLessThanOrEqual(101);
   await page.screenshot({ path: `${SHOTS}/console-grpc-canvas.png` });
+
+  // Grouped by namespace, the collapsed group stands in for the client and the backends: it shows their
+  // RPCs (nothing selected: the selected node's group would be open).
+  await page.keyboard.press('Escape');
+  await expect(page.getByTestId('mesh-summary')).toBeVisible();
+  await page.getByTestId('group-toggle').click();
+  const group = page.getByTestId('group-Group:ns/default');
+  await expect(group).toBeVisible();
+  await expect(group.getByTestId('group-load')).toHaveText(/^ · ⇄ \d+(\.\d)? RPC\/s$/);
+  expect(Number(await group.getAttribute('data-rps'))).toBeGreaterThan(0);
+  await page.screenshot({ path: `${SHOTS}/console-grpc-grouped.png` });
+  await page.getByTestId('group-toggle').click();
+  await expect(target).toBeVisible();
 });

@@ -192,10 +192,10 @@ function Canvas(props: MeshCanvasProps) {
     () => (grouping ? groupedView(graph, grouping, open) : undefined),
     [graph, grouping, open],
   );
-  // The live sessions a collapsed group stands in for: on the group, and on the edges drawn to it.
+  // The live sessions and RPCs a collapsed group stands in for: on the group, and on the edges drawn to it.
   const groupFlows = useMemo(
     () =>
-      traffic && view && grouping && traffic.sessions.length > 0
+      traffic && view && grouping && (traffic.sessions.length > 0 || traffic.load.clusters.length > 0)
         ? viewTraffic(traffic, graph, view, grouping.groupOf)
         : undefined,
     [traffic, view, grouping, graph],
@@ -414,6 +414,7 @@ function Canvas(props: MeshCanvasProps) {
           group: g,
           ...(staged && autoPos[g.id] ? { staged: true } : {}),
           ...(groupFlows?.groups[g.id] ? { sessions: groupFlows.groups[g.id] } : {}),
+          ...(groupFlows?.groupLoad[g.id] ? { load: groupFlows.groupLoad[g.id] } : {}),
         },
         width: GROUP_WIDTH,
         height: GROUP_HEIGHT,
@@ -458,9 +459,12 @@ function Canvas(props: MeshCanvasProps) {
         return n ? trafficEdge(e, n) : e;
       });
     const rpcs = traffic?.load.edges;
+    const pairRpcs = groupFlows?.pairLoad;
     if (rpcs && traffic.load.clusters.length > 0)
       list = list.map((e) => {
-        const cell = rpcs[e.id];
+        const cell =
+          rpcs[e.id] ??
+          (pairRpcs && e.data?.kind === 'aggregate' ? pairRpcs[`${e.source}->${e.target}`] : undefined);
         return cell ? loadEdge(e, cell) : e;
       });
     return selectedEdge ? list.map((e) => (e.id === selectedEdge ? { ...e, selected: true } : e)) : list;

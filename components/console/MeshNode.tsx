@@ -3,6 +3,7 @@
 import { Handle, type Node, type NodeProps, Position, useStore } from '@xyflow/react';
 import { memo } from 'react';
 import type { GraphGroup } from '@/lib/console/groupGraph';
+import { formatRps, type LoadCell, loadFailing, loadLabel } from '@/lib/console/grpcLoad';
 import type { GraphNode } from '@/lib/console/meshGraph';
 import { KIND_LABEL } from './kindColors';
 import { GROUP_HEIGHT, GROUP_WIDTH } from './layoutGraph';
@@ -109,7 +110,13 @@ export const MeshNode = memo(MeshNodeView);
  * A collapsed group: what it is, how many objects of each kind, the worst diagnostic inside. `staged`
  * as for MeshNodeData.
  */
-export type MeshGroupData = { group: GraphGroup; staged?: boolean; sessions?: number };
+export type MeshGroupData = {
+  group: GraphGroup;
+  staged?: boolean;
+  sessions?: number;
+  /** The gRPC clients' RPCs with a node inside the group (the traffic overlay). */
+  load?: LoadCell;
+};
 export type MeshGroupFlowNode = Node<MeshGroupData, 'meshGroup'>;
 
 const GROUP_KIND_LABEL: Record<GraphGroup['by'], string> = {
@@ -168,6 +175,7 @@ function MeshGroupView({ data }: NodeProps<MeshGroupFlowNode>) {
       data-testid={`group-${g.id}`}
       data-members={g.members.length}
       data-sessions={data.sessions}
+      data-rps={data.load?.rps}
       data-worst={g.worst ?? 'none'}
       aria-label={`${GROUP_KIND_LABEL[g.by]} group ${groupTitle(g)}: ${g.members.length} objects${problems ? `, ${problems}` : ''}; click to expand`}
       title={`${kinds}\nClick to expand`}
@@ -185,6 +193,15 @@ function MeshGroupView({ data }: NodeProps<MeshGroupFlowNode>) {
       <div className="mesh-node__detail">
         {g.members.length} object{g.members.length === 1 ? '' : 's'}
         {data.sessions ? <span className="tone-flow"> · ⇄ {data.sessions}</span> : null}
+        {data.load ? (
+          <span
+            className={loadFailing(data.load) ? 'tone-bad' : 'tone-flow'}
+            data-testid="group-load"
+            title={`gRPC clients' RPCs through this group: ${loadLabel(data.load)}`}
+          >
+            {' · '}⇄ {formatRps(data.load.rps)}
+          </span>
+        ) : null}
       </div>
       <div className="mesh-node__detail">{kinds}</div>
       <Handle type="source" position={Position.Right} isConnectable={false} />

@@ -218,11 +218,16 @@ describe('graphTraffic', () => {
       groups: { 'Group:v1': 3, 'Group:v2': 1 },
       // The split edges into the groups; the edges inside a group and between shown nodes are not pairs.
       pairs: { 'Target/default/echo-canary->Group:v1': 3, 'Target/default/echo-canary->Group:v2': 1 },
+      // No gRPC client: no RPCs.
+      groupLoad: {},
+      pairLoad: {},
     });
     // An expanded group (not collapsed) is shown as its members: nothing to stand in for.
     expect(viewTraffic(t, graph, { nodes: graph.nodes, collapsed: [] }, groupOf)).toEqual({
       groups: {},
       pairs: {},
+      groupLoad: {},
+      pairLoad: {},
     });
   });
 

@@ -10,7 +10,7 @@
  * RPC load, from their own load reports, comes along as `load` (lib/console/grpcLoad.ts).
  */
 import type { LiveSession, MeshLiveState } from '@/server/controlPlane/liveState';
-import { type GraphLoad, grpcLoad, type LoadCell, NO_LOAD } from './grpcLoad';
+import { addLoadCell, type GraphLoad, grpcLoad, type LoadCell, NO_LOAD } from './grpcLoad';
 import type { GraphEdge, MeshGraph } from './meshGraph';
 import { objectNodeId, proxyNodeId } from './nodeIds';
 
@@ -117,40 +117,63 @@ export function splitTraffic(
   return served ? { sessions, rpc } : { sessions };
 }
 
+/** What a grouped view draws of the live traffic that its collapsed groups stand in for. */
+export interface ViewTraffic {
+  /** Sessions with a node inside each collapsed group. */
+  groups: Record<string, number>;
+  /** Sessions along an edge between two shown ends (`source->target`) that a group stands in for. */
+  pairs: Record<string, number>;
+  /** The gRPC clients' RPCs through each collapsed group, and along each such pair. */
+  groupLoad: Record<string, LoadCell>;
+  pairLoad: Record<string, LoadCell>;
+}
+
 /**
- * Sessions in a grouped view: per collapsed group, the sessions with a node inside it, and per pair of
- * shown ends (`source->target`, a group or a node) that a group stands in for, the sessions along an edge
- * between them. Each session counts once per group and once per pair.
+ * Traffic in a grouped view: per collapsed group, the sessions and the gRPC clients' clusters with a node
+ * inside it, and per pair of shown ends (`source->target`, a group or a node) that a group stands in for,
+ * those along an edge between them. Each session and each client's cluster counts once per group and
+ * once per pair.
  */
 export function viewTraffic(
   traffic: GraphTraffic,
   graph: MeshGraph,
   view: { nodes: readonly { id: string }[]; collapsed: readonly { id: string }[] },
   groupOf: Record<string, string>,
-): { groups: Record<string, number>; pairs: Record<string, number> } {
+): ViewTraffic {
   const shown = new Set(view.nodes.map((n) => n.id));
   const collapsed = new Set(view.collapsed.map((g) => g.id));
   const at = (id: string) =>
     shown.has(id) ? id : collapsed.has(groupOf[id] ?? '') ? groupOf[id] : undefined;
   const edges = edgesById(graph);
-  const groups: Record<string, number> = {};
-  const pairs: Record<string, number> = {};
-  for (const s of traffic.sessions) {
-    const inGroups = new Set(
-      s.nodes.map((n) => groupOf[n]).filter((g) => g !== undefined && collapsed.has(g)),
-    );
-    for (const g of inGroups) groups[g!] = (groups[g!] ?? 0) + 1;
-    const along = new Set<string>();
-    for (const id of s.edges) {
+  /** The collapsed groups and the pairs a path (a session's or a cluster's) touches, each once. */
+  const touched = (path: { nodes: string[]; edges: string[] }) => {
+    const groups = new Set<string>();
+    for (const n of path.nodes) {
+      const g = groupOf[n];
+      if (g !== undefined && collapsed.has(g)) groups.add(g);
+    }
+    const pairs = new Set<string>();
+    for (const id of path.edges) {
       const e = edges.get(id);
       const [from, to] = e ? [at(e.source), at(e.target)] : [];
       // Between two nodes shown as themselves the edge is drawn as itself (traffic.edges has it).
       if (from && to && from !== to && (collapsed.has(from) || collapsed.has(to)))
-        along.add(`${from}->${to}`);
+        pairs.add(`${from}->${to}`);
     }
-    for (const k of along) pairs[k] = (pairs[k] ?? 0) + 1;
+    return { groups, pairs };
+  };
+  const out: ViewTraffic = { groups: {}, pairs: {}, groupLoad: {}, pairLoad: {} };
+  for (const s of traffic.sessions) {
+    const { groups, pairs } = touched(s);
+    for (const g of groups) out.groups[g] = (out.groups[g] ?? 0) + 1;
+    for (const k of pairs) out.pairs[k] = (out.pairs[k] ?? 0) + 1;
   }
-  return { groups, pairs };
+  for (const c of traffic.load.clusters) {
+    const { groups, pairs } = touched(c);
+    for (const g of groups) out.groupLoad[g] = addLoadCell(out.groupLoad[g], c.load);
+    for (const k of pairs) out.pairLoad[k] = addLoadCell(out.pairLoad[k], c.load);
+  }
+  return out;
 }
 
 /**

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { MeshLiveState, ProxyLiveState } from '@/server/controlPlane/liveState';
 import { compileDraft } from './compileDraft';
 import type { DraftDoc } from './draftDoc';
-import { graphTraffic, splitTraffic } from './graphTraffic';
+import { graphTraffic, splitTraffic, viewTraffic } from './graphTraffic';
 import {
   formatRps,
   formatSuccess,
@@ -264,6 +264,42 @@ status: { podIP: 127.0.0.73 }
     // No gRPC client at all: sessions only.
     const none = splitTraffic(graph, TARGET, graphTraffic(graph, liveOf(proxyLive('default/gateway-0'))), 2);
     expect(none).toEqual({ sessions: [0, 0] });
+  });
+
+  it('in a grouped view: RPCs per collapsed group and per edge a group stands in for, each cluster once', () => {
+    const { graph } = compileDraft(grpcCanary);
+    const t = graphTraffic(graph, liveOf(canaryClient()));
+    // The client with its VirtualService, and each backend's VirtualService and Service, folded.
+    const groupOf: Record<string, string> = {
+      [CLIENT]: 'Group:client',
+      [VS]: 'Group:client',
+      'VirtualService/default/echo-v1': 'Group:v1',
+      'Service/default/echo-v1': 'Group:v1',
+      'VirtualService/default/echo-v2': 'Group:v2',
+      'Service/default/echo-v2': 'Group:v2',
+    };
+    const view = {
+      nodes: graph.nodes.filter((n) => !groupOf[n.id]),
+      collapsed: [{ id: 'Group:client' }, { id: 'Group:v1' }, { id: 'Group:v2' }],
+    };
+    const v = viewTraffic(t, graph, view, groupOf);
+    const counts = (cells: Record<string, { issued: number; failed: number }>) =>
+      Object.fromEntries(Object.entries(cells).map(([k, c]) => [k, [c.issued, c.failed]]));
+    // Both clusters run through the client's group: counted once each, not once per node inside it.
+    expect(counts(v.groupLoad)).toEqual({
+      'Group:client': [100, 5],
+      'Group:v1': [80, 0],
+      'Group:v2': [20, 5],
+    });
+    // Edges inside a group (selects, the backends' Services) and between shown nodes (destination) are no pairs.
+    expect(counts(v.pairLoad)).toEqual({
+      [`Group:client->${ROUTE}`]: [100, 5],
+      [`${TARGET}->Group:v1`]: [80, 0],
+      [`${TARGET}->Group:v2`]: [20, 5],
+    });
+    expect(v.groupLoad['Group:v2']!.successPercent).toBe(75);
+    expect(v.groups).toEqual({});
+    expect(v.pairs).toEqual({});
   });
 
   it('comes with the sessions in graphTraffic, and the client is not a proxy whose sessions are missing', () => {

@@ -97,8 +97,8 @@ export function grpcLoad(graph: MeshGraph, live: MeshLiveState | null | undefine
     for (const view of p.load.clusters) {
       const placed = place(graph, idx, p.id, view, p.load.windowMs);
       load.clusters.push(placed);
-      for (const n of placed.nodes) load.nodes[n] = addCell(load.nodes[n], view);
-      for (const e of placed.edges) load.edges[e] = addCell(load.edges[e], view);
+      for (const n of placed.nodes) load.nodes[n] = addLoadCell(load.nodes[n], view);
+      for (const e of placed.edges) load.edges[e] = addLoadCell(load.edges[e], view);
     }
     load.rps += p.load.rps;
   }
@@ -118,7 +118,7 @@ export function loadRows(load: GraphLoad, nodeId: string): LoadRow[] {
     const row = rows.get(c.cluster);
     if (!row) {
       rows.set(c.cluster, {
-        ...addCell(undefined, c.load),
+        ...addLoadCell(undefined, c.load),
         cluster: c.cluster,
         clients: [c.proxy],
         windowMs: c.windowMs,
@@ -126,7 +126,7 @@ export function loadRows(load: GraphLoad, nodeId: string): LoadRow[] {
       });
       continue;
     }
-    Object.assign(row, addCell(row, c.load));
+    Object.assign(row, addLoadCell(row, c.load));
     row.clients.push(c.proxy);
     row.windowMs = Math.max(row.windowMs, c.windowMs);
   }
@@ -136,7 +136,7 @@ export function loadRows(load: GraphLoad, nodeId: string): LoadRow[] {
 /** Every client's RPCs together; undefined while no client has reported. */
 export function totalLoad(load: GraphLoad): LoadCell | undefined {
   if (load.reporting.length === 0) return undefined;
-  return load.clusters.reduce<LoadCell>((sum, c) => addCell(sum, c.load), addCell(undefined, ZERO));
+  return load.clusters.reduce<LoadCell>((sum, c) => addLoadCell(sum, c.load), addLoadCell(undefined, ZERO));
 }
 
 const ZERO: LoadCell = {
@@ -199,7 +199,8 @@ export function proxyLoadSummary(
   };
 }
 
-function addCell(a: LoadCell | undefined, b: LoadCell | ClusterLoadView): LoadCell {
+/** `a` with `b`'s counts added (a new cell; `a` undefined: `b` alone). */
+export function addLoadCell(a: LoadCell | undefined, b: LoadCell | ClusterLoadView): LoadCell {
   const sum = {
     issued: (a?.issued ?? 0) + b.issued,
     succeeded: (a?.succeeded ?? 0) + b.succeeded,

@@ -6,7 +6,7 @@ import { ReactFlow, ReactFlowProvider } from '@xyflow/react';
 import { createRoot } from 'react-dom/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { GraphGroup } from '@/lib/console/groupGraph';
-import type { LoadCell } from '@/lib/console/grpcLoad';
+import { clusterLoad } from '@/lib/console/liveState.testutil';
 import type { GraphNode } from '@/lib/console/meshGraph';
 import { MeshGroupNode, type MeshGroupData, MeshNode, type MeshFlowNode } from './MeshNode';
 
@@ -80,15 +80,8 @@ describe('MeshGroupNode', () => {
     kinds: { Proxy: 2 },
     diagnostics: { error: 0, warning: 0, info: 0 },
   };
-  const load = (issued: number, failed: number): LoadCell => ({
-    rps: issued / 10,
-    issued,
-    succeeded: issued - failed,
-    failed,
-    dropped: 0,
-    inProgress: 0,
-    successPercent: ((issued - failed) / issued) * 100,
-  });
+  const load = (issued: number, failed: number) =>
+    clusterLoad('c', { issued, failed, succeeded: issued - failed });
   const drawGroup = (data: MeshGroupData) =>
     drawOne({ id: group.id, type: 'meshGroup', position: { x: 20, y: 20 }, data }, `group-${group.id}`);
 

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { render } from 'vitest-browser-react';
 import type { GraphTraffic, TrafficSession } from '@/lib/console/graphTraffic';
 import { NO_LOAD } from '@/lib/console/grpcLoad';
+import { clusterLoad } from '@/lib/console/liveState.testutil';
 import { SplitEditor } from './SplitEditor';
 import { TrafficSessions } from './TrafficSessions';
 
@@ -111,15 +112,8 @@ describe('SplitEditor with live sessions', () => {
   });
 
   it("sets each backend's gRPC RPCs, their share of the split's and their success under its slider", async () => {
-    const cell = (issued: number, failed: number) => ({
-      rps: issued / 10,
-      issued,
-      succeeded: issued - failed,
-      failed,
-      dropped: 0,
-      inProgress: 0,
-      successPercent: ((issued - failed) / issued) * 100,
-    });
+    const cell = (issued: number, failed: number) =>
+      clusterLoad('c', { issued, failed, succeeded: issued - failed });
     const screen = await render(
       <SplitEditor entries={entries} rpc={[cell(72, 0), cell(28, 7)]} onWeights={() => {}} />,
     );

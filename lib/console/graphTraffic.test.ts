@@ -6,7 +6,7 @@ import { applyCommand } from './draftCommands';
 import type { DraftDoc } from './draftDoc';
 import { graphTraffic, sessionsThrough, viewTraffic } from './graphTraffic';
 import { NO_LOAD } from './grpcLoad';
-import { proxyLive } from './liveState.testutil';
+import { foldedView, proxyLive } from './liveState.testutil';
 import { exampleDraft } from './testDrafts.testutil';
 
 const GW = 'gateway.default.virtualservice.cluster.local';
@@ -204,16 +204,10 @@ describe('graphTraffic', () => {
     const live = canaryLive(canary, fourFlows());
     const t = graphTraffic(graph, live);
     // Each backend's VirtualService and Service folded into a group; the rest shown as themselves.
-    const groupOf: Record<string, string> = {
-      'VirtualService/default/echo-v1': 'Group:v1',
-      'Service/default/echo-v1': 'Group:v1',
-      'VirtualService/default/echo-v2': 'Group:v2',
-      'Service/default/echo-v2': 'Group:v2',
-    };
-    const view = {
-      nodes: graph.nodes.filter((n) => !groupOf[n.id]),
-      collapsed: [{ id: 'Group:v1' }, { id: 'Group:v2' }],
-    };
+    const { view, groupOf } = foldedView(graph, {
+      'Group:v1': ['VirtualService/default/echo-v1', 'Service/default/echo-v1'],
+      'Group:v2': ['VirtualService/default/echo-v2', 'Service/default/echo-v2'],
+    });
     expect(viewTraffic(t, graph, view, groupOf)).toEqual({
       groups: { 'Group:v1': 3, 'Group:v2': 1 },
       // The split edges into the groups; the edges inside a group and between shown nodes are not pairs.

@@ -14,7 +14,7 @@ import {
   showsLoad,
   totalLoad,
 } from './grpcLoad';
-import { clusterLoad, grpcClientLive, proxyLive } from './liveState.testutil';
+import { clusterLoad, foldedView, grpcClientLive, proxyLive } from './liveState.testutil';
 import { exampleDraft } from './testDrafts.testutil';
 
 const SPLIT = 'echo-split.default.target.cluster.local';
@@ -270,18 +270,11 @@ status: { podIP: 127.0.0.73 }
     const { graph } = compileDraft(grpcCanary);
     const t = graphTraffic(graph, liveOf(canaryClient()));
     // The client with its VirtualService, and each backend's VirtualService and Service, folded.
-    const groupOf: Record<string, string> = {
-      [CLIENT]: 'Group:client',
-      [VS]: 'Group:client',
-      'VirtualService/default/echo-v1': 'Group:v1',
-      'Service/default/echo-v1': 'Group:v1',
-      'VirtualService/default/echo-v2': 'Group:v2',
-      'Service/default/echo-v2': 'Group:v2',
-    };
-    const view = {
-      nodes: graph.nodes.filter((n) => !groupOf[n.id]),
-      collapsed: [{ id: 'Group:client' }, { id: 'Group:v1' }, { id: 'Group:v2' }],
-    };
+    const { view, groupOf } = foldedView(graph, {
+      'Group:client': [CLIENT, VS],
+      'Group:v1': ['VirtualService/default/echo-v1', 'Service/default/echo-v1'],
+      'Group:v2': ['VirtualService/default/echo-v2', 'Service/default/echo-v2'],
+    });
     const v = viewTraffic(t, graph, view, groupOf);
     const counts = (cells: Record<string, { issued: number; failed: number }>) =>
       Object.fromEntries(Object.entries(cells).map(([k, c]) => [k, [c.issued, c.failed]]));

@@ -95,3 +95,22 @@ export function grpcClientLive(
       : {}),
   });
 }
+
+/**
+ * A grouped view of `graph` for viewTraffic: each group's members folded (group id -> node ids), every
+ * other node shown as itself; returns the view and its `groupOf`.
+ */
+export function foldedView(
+  graph: { nodes: readonly GraphNode[] },
+  groups: Record<string, readonly string[]>,
+): { view: { nodes: GraphNode[]; collapsed: { id: string }[] }; groupOf: Record<string, string> } {
+  const groupOf: Record<string, string> = {};
+  for (const [g, members] of Object.entries(groups)) for (const n of members) groupOf[n] = g;
+  return {
+    view: {
+      nodes: graph.nodes.filter((n) => !groupOf[n.id]),
+      collapsed: Object.keys(groups).map((id) => ({ id })),
+    },
+    groupOf,
+  };
+}

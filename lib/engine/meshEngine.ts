@@ -1,7 +1,7 @@
 import type { EndpointSlice } from '../model/kube';
 import { SERVICE_NAME_LABEL } from '../model/kube';
 import type { Snapshot } from '../model/snapshot';
-import { sliceEndpoints } from './clusterIndex';
+import { isL7mpProxy, sliceEndpoints } from './clusterIndex';
 import { type CompiledMesh, compileMesh } from './compileMesh';
 import { renderL7mpProxy } from './renderL7mp';
 import { atPath, diagnosticSource } from './resolveMesh';
@@ -123,7 +123,9 @@ export class MeshEngine {
       const vs = virtualServices[s.virtualService]!;
       return { longName: vs.longName, name: vs.ref.name, endpoints: vs.endpoints, weight: s.weight };
     });
-    const { endpoints, shares, notes } = splitEndpoints(entries, target.loadbalancer);
+    // As the resolver decides it: the pods, and so the proxies, are the last compile's.
+    const l7mp = Object.values(this.compiled.mesh.proxies).some(isL7mpProxy);
+    const { endpoints, shares, notes } = splitEndpoints(entries, target.loadbalancer, { l7mp });
     return { target: { ...target, endpoints, split: shares }, notes };
   }
 

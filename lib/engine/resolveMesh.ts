@@ -28,7 +28,7 @@ import type {
   VirtualService,
 } from '../model/resources';
 import type { Snapshot } from '../model/snapshot';
-import { ClusterIndex, type PodInfo, sliceEndpoints } from './clusterIndex';
+import { ClusterIndex, isL7mpProxy, type PodInfo, sliceEndpoints } from './clusterIndex';
 import { longName, parseRef } from './names';
 import type {
   ProtocolOf,
@@ -107,9 +107,12 @@ class MeshResolver {
   /** Named Targets by `namespace/name`; null while resolving or when invalid. */
   private readonly namedTargets = new Map<string, ResolvedTarget | null>();
   private readonly vsResolving = new Set<string>();
+  /** Some pod runs l7mp: only then are a split's endpoint weights calibrated to l7mp's hash ring. */
+  private readonly hasL7mpProxy: boolean;
 
   constructor(private readonly snapshot: Snapshot) {
     this.index = new ClusterIndex(snapshot.services, snapshot.endpointSlices, snapshot.pods);
+    this.hasL7mpProxy = [...this.index.proxies.values()].some(isL7mpProxy);
     for (const v of snapshot.virtualServices) this.userVs.set(nsName(v.metadata), v);
     for (const r of snapshot.routes) this.userRoutes.set(nsName(r.metadata), r);
     for (const t of snapshot.targets) this.userTargets.set(nsName(t.metadata), t);
@@ -757,6 +760,7 @@ class MeshResolver {
         weight: r.weight,
       })),
       lb.loadbalancer,
+      { l7mp: this.hasL7mpProxy },
     );
     for (const n of notes) this.report(n.severity, n.code, n.message, base.ref, at(n.path));
     return {

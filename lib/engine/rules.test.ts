@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { parseManifests } from '../parse/parseManifests';
 import { compileMesh } from './compileMesh';
 import { l7mpRingCounts } from './l7mpHashRing';
+import { MeshEngine } from './meshEngine';
 import { longName, parseRef } from './names';
 import { SEED } from './resolveMesh';
 
@@ -141,6 +142,61 @@ describe('canary split', () => {
   it('a split over different ports is an error and its route is dropped', () => {
     expect(codes(c)).toContain('invalid-split bad-split spec.split[1].serviceName');
     expect(c.l7mp.proxies['default/gateway-0']!.config.listeners[0]!.rules).toHaveLength(1);
+  });
+});
+
+describe('canary split in a mesh without l7mp proxies', () => {
+  const example = (gateway: boolean) =>
+    parseManifests(
+      ['mesh.yaml', 'cluster.yaml'].map((f) => {
+        const content = readFileSync(path.join(__dirname, '../../examples/grpc-canary', f), 'utf8');
+        // The same mesh with one pod running l7mp: a gateway beside the gRPC client.
+        const extra = `---\napiVersion: v1\nkind: Pod\nmetadata: { name: gw-0, namespace: default, labels: { msm.l7mp.io/proxy: gateway } }\nstatus: { podIP: 127.0.0.80 }\n`;
+        return { path: f, content: gateway && f === 'cluster.yaml' ? `${content}\n${extra}` : content };
+      }),
+    );
+  const TARGET = 'echo-split.default.target.cluster.local';
+  const note = (c: ReturnType<typeof compileMesh>) =>
+    c.diagnostics.find((d) => d.code === 'canary-split')!.message;
+
+  it('proxyless gRPC clients only: no l7mp hash ring reads the weights, so none is calibrated', () => {
+    const c = compileMesh(example(false));
+    expect(c.mesh.targets[TARGET]!.split!.map((s) => s.predictedPercent)).toEqual([undefined, undefined]);
+    expect(note(c)).toContain('per-endpoint weights are the share of each entry divided by its endpoints');
+    // One l7mp proxy in the mesh and the weights are calibrated to its ring again.
+    const withGateway = compileMesh(example(true));
+    const predicted = withGateway.mesh.targets[TARGET]!.split!.map((s) => s.predictedPercent!);
+    // One endpoint each: the ring's 1,000 keys come as close to 80/20 as its geometry allows.
+    expect(Math.abs(predicted[0]! - 80)).toBeLessThanOrEqual(3);
+    expect(predicted[0]! + predicted[1]!).toBeCloseTo(100, 5);
+    expect(note(withGateway)).toContain(`l7mp 0.5.7's hash ring gives ${predicted[0]}% / ${predicted[1]}%`);
+  });
+
+  it('an endpoint change on the incremental path decides it as a full compile does', () => {
+    for (const gateway of [false, true]) {
+      const engine = new MeshEngine(example(gateway));
+      const slice = (ip: string) => ({
+        apiVersion: 'discovery.k8s.io/v1' as const,
+        kind: 'EndpointSlice' as const,
+        metadata: {
+          name: 'echo-v2-x',
+          namespace: 'default',
+          labels: { 'kubernetes.io/service-name': 'echo-v2' },
+        },
+        addressType: 'IPv4' as const,
+        endpoints: [{ addresses: [ip], conditions: { ready: true } }],
+        ports: [{ port: 50051, protocol: 'TCP' as const }],
+      });
+      // The Service's first slice recompiles; the next one moves its endpoint on the fast path.
+      engine.setServiceEndpointSlices('default', 'echo-v2', [slice('127.0.2.8')]);
+      expect(engine.setServiceEndpointSlices('default', 'echo-v2', [slice('127.0.2.9')]).incremental).toBe(
+        true,
+      );
+      const full = compileMesh(engine.snapshot);
+      expect(JSON.stringify(engine.current.mesh.targets)).toBe(JSON.stringify(full.mesh.targets));
+      expect(JSON.stringify(engine.current.diagnostics)).toBe(JSON.stringify(full.diagnostics));
+      expect(engine.current.mesh.targets[TARGET]!.endpoints.map((e) => e.address)).toContain('127.0.2.9');
+    }
   });
 });
 

@@ -36,6 +36,8 @@ export const SPLIT_NOTE_CODES: ReadonlySet<string> = new Set([
 export function splitEndpoints(
   entries: readonly SplitEntryInput[],
   loadbalancer: LoadBalancer | undefined,
+  /** Whether the mesh has an l7mp proxy (sidecar or gateway): without one, no hash ring reads the weights. */
+  { l7mp = true }: { l7mp?: boolean } = {},
 ): { endpoints: ResolvedEndpoint[]; shares: SplitShare[]; notes: SplitNote[] } {
   const notes: SplitNote[] = [];
   const total = entries.reduce((s, r) => s + (r.endpoints.length > 0 ? r.weight : 0), 0);
@@ -80,7 +82,9 @@ export function splitEndpoints(
   }
   // Without a hash key l7mp hashes one of only 1,000 random keys per flow, so the ring's geometry decides
   // the split: choose the weights for which that ring gives the asked shares (l7mpHashRing.ts).
-  const calibrate = !loadbalancer?.key && loadbalancer?.policy !== 'Trivial';
+  // Only for l7mp: xDS clients get the entries' weights as they are (weighted_clusters), and calibrating
+  // cost about 5 ms of every endpoint change of a proxyless-gRPC-only mesh (bench/xdsEndToEnd.ts).
+  const calibrate = l7mp && !loadbalancer?.key && loadbalancer?.policy !== 'Trivial';
   let how: string;
   if (calibrate) {
     const { weights, shares: predicted } = calibrateL7mpWeights(

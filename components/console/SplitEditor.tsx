@@ -2,7 +2,13 @@
 
 import { useState } from 'react';
 import { formatRps, formatSuccess, type LoadCell, loadFailing } from '@/lib/console/grpcLoad';
-import { checkSplitSum, distributeEvenly, moveWeight, percentages } from '@/lib/console/splitWeights';
+import {
+  checkSplitSum,
+  distributeEvenly,
+  moveWeight,
+  percentages,
+  shareOff,
+} from '@/lib/console/splitWeights';
 
 export interface SplitEntry {
   serviceName: string;
@@ -76,17 +82,7 @@ export function SplitEditor({
               sessions
             </span>
           ) : null}
-          {rpc ? (
-            <span
-              className={
-                rpc[i] && loadFailing(rpc[i]) ? 'split-row__rpc split-row__rpc--failing' : 'split-row__rpc'
-              }
-              data-testid={`split-rpc-${i}`}
-              title="RPCs the gRPC clients sent to this backend in their last load report window; the share is of the RPCs this split got, to set against the weight"
-            >
-              {rpcText(rpc[i], issuedTotal)}
-            </span>
-          ) : null}
+          {rpc ? <RpcLine cell={rpc[i]} index={i} issuedTotal={issuedTotal} percent={shares[i]!} /> : null}
         </div>
       ))}
       <div className="split-editor__foot">
@@ -105,10 +101,47 @@ export function SplitEditor({
   );
 }
 
-/** `⇄ 8 RPC/s (80%) · 100% ok`: the rate, the share of the split's RPCs and the success, as far as known. */
-function rpcText(cell: LoadCell | undefined, issuedTotal: number): string {
-  if (!cell) return `⇄ ${formatRps(0)}${issuedTotal > 0 ? ' (0%)' : ''}`;
-  const share = issuedTotal > 0 ? ` (${Math.round((cell.issued / issuedTotal) * 100)}%)` : '';
-  const ok = cell.successPercent === null ? '' : ` · ${formatSuccess(cell.successPercent)} ok`;
-  return `⇄ ${formatRps(cell.rps)}${share}${ok}`;
+const RPC_TITLE =
+  'RPCs the gRPC clients sent to this backend in their last load report window (10 s); the share is of the RPCs this split got, to set against the weight';
+
+/**
+ * `⇄ 8 RPC/s (80%) · 100% ok`: a backend's rate, its share of the split's RPCs and their success, as far
+ * as known; `(60% ≠ 80%)` where the share is further from the weight's than chance allows (shareOff).
+ */
+function RpcLine({
+  cell,
+  index,
+  issuedTotal,
+  percent,
+}: {
+  cell: LoadCell | undefined;
+  index: number;
+  issuedTotal: number;
+  percent: number;
+}) {
+  const issued = cell?.issued ?? 0;
+  const observed = issuedTotal > 0 ? Math.round((issued / issuedTotal) * 100) : undefined;
+  const off = shareOff(percent, issued, issuedTotal);
+  const set = Math.round(percent * 10) / 10;
+  const classes = ['split-row__rpc'];
+  if (cell && loadFailing(cell)) classes.push('split-row__rpc--failing');
+  if (off) classes.push('split-row__rpc--off');
+  const share = observed === undefined ? '' : off ? ` (${observed}% ≠ ${set}%)` : ` (${observed}%)`;
+  const ok = !cell || cell.successPercent === null ? '' : ` · ${formatSuccess(cell.successPercent)} ok`;
+  return (
+    <span
+      className={classes.join(' ')}
+      data-testid={`split-rpc-${index}`}
+      data-off={off || undefined}
+      title={
+        off
+          ? `${RPC_TITLE}. ${observed}% of ${issuedTotal} calls against ${set}% set: more than chance allows. The clients do not run these weights yet (not applied, or calls from before the change are still in the window) or something else steers them.`
+          : RPC_TITLE
+      }
+    >
+      ⇄ {formatRps(cell?.rps ?? 0)}
+      {share}
+      {ok}
+    </span>
+  );
 }

@@ -137,6 +137,26 @@ describe('SplitEditor with live sessions', () => {
     await idle.unmount();
   });
 
+  it('marks a share further from the weight than chance allows, and says why in the title', async () => {
+    const cell = (issued: number) => clusterLoad('c', { issued });
+    // Weights 70/30, the clients sent 40/60 of 100 calls: both off by 30 points (sd 4.6).
+    const screen = await render(
+      <SplitEditor entries={entries} rpc={[cell(40), cell(60)]} onWeights={() => {}} />,
+    );
+    const line = screen.getByTestId('split-rpc-0');
+    await expect.element(line).toHaveTextContent('⇄ 4 RPC/s (40% ≠ 70%) · 100% ok');
+    expect(line.element().className).toContain('split-row__rpc--off');
+    expect(line.element().getAttribute('title')).toContain('40% of 100 calls against 70% set');
+    await screen.unmount();
+    // 68/32: chance.
+    const near = await render(
+      <SplitEditor entries={entries} rpc={[cell(68), cell(32)]} onWeights={() => {}} />,
+    );
+    await expect.element(near.getByTestId('split-rpc-0')).toHaveTextContent('⇄ 6.8 RPC/s (68%) · 100% ok');
+    expect(near.getByTestId('split-rpc-0').element().className).not.toContain('off');
+    await near.unmount();
+  });
+
   it('gives no share when no session runs, and nothing without the overlay', async () => {
     const none = await render(<SplitEditor entries={entries} live={[0, 0]} onWeights={() => {}} />);
     await expect.element(none.getByTestId('split-live-0')).toHaveTextContent(/^⇄ 0 of the live sessions$/);

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkSplitSum, distributeEvenly, moveWeight, percentages } from './splitWeights';
+import { checkSplitSum, distributeEvenly, moveWeight, percentages, shareOff } from './splitWeights';
 
 describe('split sliders', () => {
   it('moving one weight takes the difference from the unlocked others in proportion', () => {
@@ -52,5 +52,27 @@ describe('split sliders', () => {
     );
     expect(checkSplitSum([0, 0])).toBe('all weights are 0: no traffic can be split');
     expect(percentages([3, 1])).toEqual([75, 25]);
+  });
+});
+
+describe('shareOff', () => {
+  it('flags an observed share further from the configured one than chance allows', () => {
+    // 80 % of 100 calls: sd 4, so 64..96 is chance (16 points); 60 is off, 70 and 90 are not.
+    expect(shareOff(80, 80, 100)).toBe(false);
+    expect(shareOff(80, 70, 100)).toBe(false);
+    expect(shareOff(80, 90, 100)).toBe(false);
+    expect(shareOff(80, 60, 100)).toBe(true);
+    expect(shareOff(20, 40, 100)).toBe(true);
+    // Many calls: 4 sd shrinks below 5 points, which still holds (a 2-point miss over 10,000 calls is no alarm).
+    expect(shareOff(50, 5_200, 10_000)).toBe(false);
+    expect(shareOff(50, 5_600, 10_000)).toBe(true);
+  });
+
+  it('says nothing over too few calls; a share of 0 is off once more than 5 % of the calls go there', () => {
+    expect(shareOff(80, 0, 19)).toBe(false);
+    expect(shareOff(0, 0, 50)).toBe(false);
+    expect(shareOff(0, 5, 50)).toBe(true);
+    expect(shareOff(100, 50, 50)).toBe(false);
+    expect(shareOff(Number.NaN, 3, 50)).toBe(false);
   });
 });

@@ -84,3 +84,15 @@ function sum(xs: readonly number[]): number {
 function clamp(v: number, lo: number, hi: number): number {
   return Math.min(hi, Math.max(lo, v));
 }
+
+/**
+ * Whether `count` of `total` calls is further from the configured share `percent` than chance allows:
+ * more than 4 binomial standard deviations and more than 5 points off, over at least 20 calls. Either
+ * the clients do not run these weights (not applied yet, or still converging) or something else steers.
+ */
+export function shareOff(percent: number, count: number, total: number): boolean {
+  if (total < 20 || !Number.isFinite(percent)) return false;
+  const p = Math.min(1, Math.max(0, percent / 100));
+  const sd = Math.sqrt(total * p * (1 - p));
+  return Math.abs(count - total * p) > Math.max(4 * sd, 0.05 * total);
+}

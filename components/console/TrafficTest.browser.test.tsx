@@ -32,8 +32,8 @@ const canary: TrafficTestResult = TrafficTestResultSchema.parse({
   split: {
     target: { namespace: 'default', name: 'echo-canary' },
     backends: [
-      { name: 'echo-v1', configuredPercent: 80, answered: 64, observedPercent: 65.3 },
-      { name: 'echo-v2', configuredPercent: 20, answered: 34, observedPercent: 34.7 },
+      { name: 'echo-v1', configuredPercent: 80, answered: 64, observedPercent: 65.3, off: false },
+      { name: 'echo-v2', configuredPercent: 20, answered: 34, observedPercent: 34.7, off: false },
     ],
     other: 0,
   },
@@ -108,6 +108,37 @@ describe('TrafficTestResultView', () => {
     expect(screen.getByTestId('traffic-other').query()).toBeNull();
   });
 
+  it('marks a backend further from its weight than chance allows, and says what it may mean', async () => {
+    const screen = await show(
+      <TrafficTestResultView
+        result={{
+          ...canary,
+          byPod: { 'echo-v1-0': 49, 'echo-v2-0': 49 },
+          split: {
+            ...canary.split!,
+            backends: [
+              { name: 'echo-v1', configuredPercent: 80, answered: 49, observedPercent: 50, off: true },
+              { name: 'echo-v2', configuredPercent: 20, answered: 49, observedPercent: 50, off: true },
+            ],
+          },
+        }}
+      />,
+    );
+    const observed = screen.getByTestId('traffic-observed').elements();
+    expect(observed.map((c) => c.textContent)).toEqual(['50% ≠', '50% ≠']);
+    expect(observed[0]!.getAttribute('title')).toBe(
+      'Further from the configured 80% than chance allows over 98 answers',
+    );
+    expect(observed[0]!.className).toContain('tone-warn');
+    await expect.element(screen.getByTestId('traffic-off')).toHaveTextContent(/^≠: further from the weight/);
+    await screen.unmount();
+    // Within chance: no mark, no note.
+    const fine = await show(<TrafficTestResultView result={canary} />);
+    await expect.element(fine.getByTestId('traffic-split')).toBeVisible();
+    expect(fine.getByTestId('traffic-off').query()).toBeNull();
+    expect(fine.getByTestId('traffic-observed').elements()[0]!.getAttribute('data-off')).toBeNull();
+  });
+
   it('draws each bar as wide as its share of the track, configured above observed', async () => {
     const screen = await show(<TrafficTestResultView result={canary} />);
     await expect.element(screen.getByTestId('traffic-split')).toBeVisible();
@@ -125,7 +156,9 @@ describe('TrafficTestResultView', () => {
           ...canary,
           split: {
             ...canary.split!,
-            backends: [{ name: 'echo-v1', configuredPercent: 100, answered: 5, observedPercent: 250 }],
+            backends: [
+              { name: 'echo-v1', configuredPercent: 100, answered: 5, observedPercent: 250, off: false },
+            ],
           },
         }}
       />,

@@ -249,8 +249,18 @@ export function TrafficTestResultView({
                     <td className="num" data-testid="traffic-configured">
                       {percent(b.configuredPercent)}
                     </td>
-                    <td className="num" data-testid="traffic-observed">
+                    <td
+                      className={b.off ? 'num tone-warn' : 'num'}
+                      data-testid="traffic-observed"
+                      data-off={b.off || undefined}
+                      title={
+                        b.off
+                          ? `Further from the configured ${percent(b.configuredPercent)} than chance allows over ${r.answered} answers`
+                          : undefined
+                      }
+                    >
                       {percent(b.observedPercent)}
+                      {b.off ? ' ≠' : ''}
                     </td>
                     <td className="num" data-testid="traffic-answered">
                       {b.answered}
@@ -279,6 +289,12 @@ export function TrafficTestResultView({
               ))}
             </tbody>
           </table>
+          {r.split.backends.some((b) => b.off) ? (
+            <p className="traffic-test__note tone-warn" data-testid="traffic-off">
+              ≠: further from the weight than chance allows. The proxy may not run these weights yet, or
+              something else steers the traffic.
+            </p>
+          ) : null}
           {r.split.other > 0 ? (
             <p className="traffic-test__note tone-warn" data-testid="traffic-other">
               {r.split.other} {r.split.other === 1 ? 'answer' : 'answers'} from pods of no backend of the

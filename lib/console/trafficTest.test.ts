@@ -74,15 +74,43 @@ describe('summariseTrafficTest', () => {
     expect(r.split).toEqual({
       target: { namespace: 'default', name: 'echo-canary' },
       backends: [
-        { name: 'echo-v1', configuredPercent: 80, answered: 2, observedPercent: 40 },
-        { name: 'echo-v2', configuredPercent: 20, answered: 1, observedPercent: 20 },
-        { name: 'echo-v3', configuredPercent: 0, answered: 0, observedPercent: 0 },
+        { name: 'echo-v1', configuredPercent: 80, answered: 2, observedPercent: 40, off: false },
+        { name: 'echo-v2', configuredPercent: 20, answered: 1, observedPercent: 20, off: false },
+        { name: 'echo-v3', configuredPercent: 0, answered: 0, observedPercent: 0, off: false },
       ],
       other: 2,
     });
     const sum = (o: Record<string, number>) => Object.values(o).reduce((a, b) => a + b, 0);
     expect(sum(r.byPod)).toBe(r.answered);
     expect(TrafficTestResultSchema.parse(r)).toEqual(r);
+  });
+
+  it('marks a backend whose observed share is further from its configured one than chance allows', () => {
+    const run = (v1: number, v2: number) =>
+      summariseTrafficTest(
+        [
+          ...Array.from({ length: v1 }, () => answer('echo-v1-a', 1)),
+          ...Array.from({ length: v2 }, () => answer('echo-v2-a', 1)),
+        ],
+        {
+          first,
+          backendOf,
+          split: {
+            target: split.target,
+            entries: [
+              { name: 'echo-v1', weight: 80 },
+              { name: 'echo-v2', weight: 20 },
+            ],
+          },
+          durationMs: 1,
+        },
+      ).split!.backends.map((b) => b.off);
+    // 50/50 of 100 against 80/20: 30 points off, sd 4.
+    expect(run(50, 50)).toEqual([true, true]);
+    // 74/26: chance.
+    expect(run(74, 26)).toEqual([false, false]);
+    // Too few answers to say.
+    expect(run(5, 5)).toEqual([false, false]);
   });
 
   it('rounds configured and observed shares to one decimal', () => {

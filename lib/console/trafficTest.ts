@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { nearestRank, type ProbeOutcome, replyPod } from '../rollout/rollout';
 import type { ProbeResult } from './probeResult';
+import { shareOff } from './splitWeights';
 
 /** At most this many probes in one test: each is a real flow through the proxy. */
 export const TRAFFIC_TEST_MAX = 1000;
@@ -40,6 +41,8 @@ export const TrafficTestBackendSchema = z.object({
   answered: z.number().int(),
   /** Its share of the answered probes, in percent (one decimal). */
   observedPercent: z.number(),
+  /** The observed share is further from the configured one than chance allows (splitWeights.ts shareOff). */
+  off: z.boolean(),
 });
 
 /** The summary of a traffic test. */
@@ -153,6 +156,7 @@ export function summariseTrafficTest(
               configuredPercent: percent(e.weight, total),
               answered: byBackend.get(e.name) ?? 0,
               observedPercent: percent(byBackend.get(e.name) ?? 0, answered.length),
+              off: shareOff(percent(e.weight, total), byBackend.get(e.name) ?? 0, answered.length),
             })),
             other,
           },

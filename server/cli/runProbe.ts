@@ -81,12 +81,16 @@ export function trafficTestLines(r: TrafficTestResult): string[] {
       ...r.split.backends.map((b) => [
         b.name,
         `${b.configuredPercent}%`,
-        `${b.observedPercent}%`,
+        `${b.observedPercent}%${b.off ? ' (off)' : ''}`,
         String(b.answered),
       ]),
       ...(r.split.other > 0 ? [['(other)', '', '', String(r.split.other)]] : []),
     ];
     lines.push(...table(rows));
+    if (r.split.backends.some((b) => b.off))
+      lines.push(
+        '(off): further from the configured share than chance allows; the proxy may not run these weights',
+      );
   } else if (Object.keys(r.byPod).length > 0) {
     lines.push('answers by pod:');
     const pods = Object.entries(r.byPod).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));

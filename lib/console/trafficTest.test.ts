@@ -85,26 +85,31 @@ describe('summariseTrafficTest', () => {
     expect(TrafficTestResultSchema.parse(r)).toEqual(r);
   });
 
+  /** The canary's split with echo-v1 and echo-v2 weighted `w1`/`w2`, over these answers. */
+  const splitOf = (outcomes: ProbeOutcome[], w1: number, w2: number) =>
+    summariseTrafficTest(outcomes, {
+      first,
+      backendOf,
+      split: {
+        target: split.target,
+        entries: [
+          { name: 'echo-v1', weight: w1 },
+          { name: 'echo-v2', weight: w2 },
+        ],
+      },
+      durationMs: 1,
+    }).split!;
+
   it('marks a backend whose observed share is further from its configured one than chance allows', () => {
     const run = (v1: number, v2: number) =>
-      summariseTrafficTest(
+      splitOf(
         [
           ...Array.from({ length: v1 }, () => answer('echo-v1-a', 1)),
           ...Array.from({ length: v2 }, () => answer('echo-v2-a', 1)),
         ],
-        {
-          first,
-          backendOf,
-          split: {
-            target: split.target,
-            entries: [
-              { name: 'echo-v1', weight: 80 },
-              { name: 'echo-v2', weight: 20 },
-            ],
-          },
-          durationMs: 1,
-        },
-      ).split!.backends.map((b) => b.off);
+        80,
+        20,
+      ).backends.map((b) => b.off);
     // 50/50 of 100 against 80/20: 30 points off, sd 4.
     expect(run(50, 50)).toEqual([true, true]);
     // 74/26: chance.
@@ -114,19 +119,8 @@ describe('summariseTrafficTest', () => {
   });
 
   it('rounds configured and observed shares to one decimal', () => {
-    const r = summariseTrafficTest([answer('echo-v1-a', 1), answer('echo-v1-b', 1), answer('echo-v2-a', 1)], {
-      first,
-      backendOf,
-      split: {
-        target: split.target,
-        entries: [
-          { name: 'echo-v1', weight: 1 },
-          { name: 'echo-v2', weight: 2 },
-        ],
-      },
-      durationMs: 1,
-    });
-    expect(r.split!.backends.map((b) => [b.configuredPercent, b.observedPercent])).toEqual([
+    const r = splitOf([answer('echo-v1-a', 1), answer('echo-v1-b', 1), answer('echo-v2-a', 1)], 1, 2);
+    expect(r.backends.map((b) => [b.configuredPercent, b.observedPercent])).toEqual([
       [33.3, 66.7],
       [66.7, 33.3],
     ]);

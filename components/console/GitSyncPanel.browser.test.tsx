@@ -154,6 +154,19 @@ describe('GitSyncPanel', () => {
     await expect.element(elsewhere.getByTestId('git-sync-now')).toBeEnabled();
   });
 
+  it('a click shows the asked state at once, before the save starts (no snap back to the saved one)', async () => {
+    const screen = await show(status({ policy: { enabled: true, prune: false, selfHeal: true } }));
+    const on = screen.getByTestId('git-sync-auto-on').element() as HTMLInputElement;
+    expect(on.checked).toBe(true);
+    // Synchronously after the click event: what a browser test driver reads back right after clicking.
+    on.click();
+    expect(on.checked).toBe(false);
+    expect(on.disabled).toBe(true);
+    // The PUT fails here (no Meshdeck routes), and then the saved state is shown again.
+    await expect.element(screen.getByTestId('git-sync-auto-error')).toBeVisible();
+    await expect.element(screen.getByTestId('git-sync-auto-on')).toBeChecked();
+  });
+
   it('a change that fails says what and why, inline, and the toggles show what the server has', async () => {
     // This page's server (Vitest's) has no Meshdeck routes: a real failed PUT.
     const screen = await show(status({ policy: { enabled: false, prune: false, selfHeal: true } }));

@@ -170,6 +170,9 @@ function SyncPolicyToggles(p: { sync: SyncView; canWrite: boolean }) {
   const queryClient = useQueryClient();
   const noteId = useId();
   const saved = togglesOf(p.sync.policy);
+  // What was asked, set in the change handler itself: the mutation's own pending state reaches React a
+  // timer tick later, and until then a controlled checkbox would snap back to the saved value.
+  const [asked, setAsked] = useState<PolicyToggles | null>(null);
   const mutation = useMutation({
     mutationFn: (next: PolicyToggles) =>
       apiFetch<{ changed: boolean; sync: SyncView }>('/api/gitops/sync/policy', {
@@ -183,12 +186,19 @@ function SyncPolicyToggles(p: { sync: SyncView; canWrite: boolean }) {
       queryClient.setQueryData<LiveSyncAnswer | null>(liveSyncKey, (old) =>
         old ? { ...old, sync: r.sync } : old,
       ),
-    onSettled: () => queryClient.invalidateQueries({ queryKey: liveSyncKey }),
+    onSettled: () => {
+      setAsked(null);
+      return queryClient.invalidateQueries({ queryKey: liveSyncKey });
+    },
   });
-  const shown = mutation.isPending && mutation.variables ? mutation.variables : saved;
+  const shown = asked ?? saved;
   const why = p.canWrite ? p.sync.policyReadOnly : 'Changing the policy needs a signed-in session';
-  const locked = why !== undefined || mutation.isPending;
-  const set = (change: Partial<PolicyToggles>) => mutation.mutate({ ...shown, ...change });
+  const locked = why !== undefined || asked !== null;
+  const set = (change: Partial<PolicyToggles>) => {
+    const next = { ...shown, ...change };
+    setAsked(next);
+    mutation.mutate(next);
+  };
   const changed = p.sync.policyChangedBy
     ? `changed by ${p.sync.policyChangedBy}${p.sync.policyChangedAt ? `, ${new Date(p.sync.policyChangedAt).toLocaleString()}` : ''}`
     : '';
@@ -197,7 +207,7 @@ function SyncPolicyToggles(p: { sync: SyncView; canWrite: boolean }) {
       <fieldset
         className="git-sync__auto"
         aria-describedby={why ? noteId : undefined}
-        aria-busy={mutation.isPending}
+        aria-busy={asked !== null}
         data-testid="git-sync-auto"
       >
         <legend className="visually-hidden">Automated sync policy</legend>
@@ -232,7 +242,7 @@ function SyncPolicyToggles(p: { sync: SyncView; canWrite: boolean }) {
           Self-heal
         </label>
         <span className="git-sync__auto-state" role="status" data-testid="git-sync-auto-state">
-          {mutation.isPending ? 'Saving…' : changed}
+          {asked ? 'Saving…' : changed}
         </span>
       </fieldset>
       {why ? (

@@ -43,6 +43,22 @@ export type CliCommand =
       metrics?: { host: string; port: number };
     }
   | {
+      command: 'xds';
+      sub: 'bootstrap';
+      /** `<namespace>/<pod>`: the proxy's node id and certificate name. */
+      nodeId: string;
+      /** Where the files go (created 0700). */
+      out: string;
+      /** The ADS server the proxy dials: `serve`'s --xds-listen. */
+      host: string;
+      port: number;
+      /** The root CA's directory; else `serve`'s, <state dir>/xds-ca. */
+      tlsDir?: string;
+      validityMs: number;
+      /** Replace files a previous run wrote (a renewal). */
+      force: boolean;
+    }
+  | {
       command: 'probe';
       listener: string;
       url: string;
@@ -111,6 +127,7 @@ export const USAGE = `Usage:
                  [--lease-duration S] [--renew-deadline S] [--retry-period S] [--watch-idle S]
                  [--webhook-listen [HOST:]PORT [--webhook-config NAME] [--webhook-names N1,N2]]
   meshdeck xds serve DIR [--listen [HOST:]PORT] (--insecure | --tls-dir PATH) [--metrics-listen [HOST:]PORT]
+  meshdeck xds bootstrap NAMESPACE/POD [--out DIR] [--xds HOST:PORT] [--tls-dir PATH] [--validity 30d] [--force]
   meshdeck probe LISTENER [--payload TEXT] [--from ADDR[:PORT]] [--proxy POD] [--label k=v] [--count N] [--timeout MS]
                  [--url URL] [--token T]
   meshdeck rollout start [NS/]TARGET --canary NAME --steps P1,P2,... [--pause S] [--probe LISTENER [--probe-count N]
@@ -227,6 +244,18 @@ Usage:
                    also answer GET /metrics (Prometheus text: pushes, ACKs and their latency,
                    NACKs, streams, reloads, diagnostics) on [HOST:]PORT; a bare PORT means 127.0.0.1
 
+  meshdeck xds bootstrap NAMESPACE/POD [--out DIR] [--xds HOST:PORT] [--tls-dir PATH] [--validity 30d] [--force]
+      Issue the proxy NAMESPACE/POD a client certificate from the ADS server's root CA and write
+      what it needs to connect over mTLS: cert.pem (its chain), key.pem (0600), ca.pem, envoy.yaml
+      (an Envoy v3 bootstrap: envoy -c DIR/envoy.yaml) and grpc-bootstrap.json (GRPC_XDS_BOOTSTRAP
+      for gRPC Go, C++ and Java; @grpc/grpc-js-xds cannot present a certificate). The key is
+      never printed. Run it on the machine of 'serve' or 'xds serve': it reads their CA.
+      --out        where to write (default ./meshdeck-proxy-<namespace>-<pod>; created 0700)
+      --xds        the ADS server's address, as its certificate names it (default 127.0.0.1:18000)
+      --tls-dir    the root CA's directory (default <state dir>/xds-ca, serve's)
+      --validity   the certificate's lifetime, 10m..365d (default 30d); run again before it ends
+      --force      replace the files of an earlier run (a renewal)
+
   meshdeck probe LISTENER [--payload TEXT] [--from ADDR[:PORT]] [--proxy POD] [--label k=v] [--count N] [--timeout MS]
                  [--url URL] [--token T]
       Ask a running console (--url, default http://127.0.0.1:3000) to send a message through a
@@ -317,7 +346,16 @@ const FLAGS = {
     'webhook-config': true,
     'webhook-names': true,
   },
-  xds: { listen: true, insecure: false, 'tls-dir': true, 'metrics-listen': true },
+  xds: {
+    listen: true,
+    insecure: false,
+    'tls-dir': true,
+    'metrics-listen': true,
+    out: true,
+    xds: true,
+    validity: true,
+    force: false,
+  },
   probe: {
     payload: true,
     from: true,
@@ -560,10 +598,35 @@ function parseListen(listen: string, what: string): { host: string; port: number
   return { host: m[1] ? m[1].replace(/^\[(.*)\]$/, '$1') : '127.0.0.1', port };
 }
 
+/** The flags of each `xds` sub-command (FLAGS.xds holds them all). */
+const XDS_SUB_FLAGS = {
+  serve: ['listen', 'insecure', 'tls-dir', 'metrics-listen'],
+  bootstrap: ['out', 'xds', 'tls-dir', 'validity', 'force'],
+} as const;
+
+/** Certificates for proxies: at least 10 minutes (a clock's skew), at most a year. */
+const VALIDITY_MIN_MS = 10 * 60_000;
+const VALIDITY_MAX_MS = 365 * 24 * 3600_000;
+const DEFAULT_VALIDITY = '30d';
+
+/** `90m`, `24h`, `30d` -> ms. */
+function parseValidity(text: string): number {
+  const m = /^(\d+)(m|h|d)$/.exec(text);
+  const ms = m ? Number(m[1]) * { m: 60_000, h: 3600_000, d: 24 * 3600_000 }[m[2] as 'm' | 'h' | 'd'] : NaN;
+  if (!(ms >= VALIDITY_MIN_MS && ms <= VALIDITY_MAX_MS))
+    throw new UsageError(`xds bootstrap: --validity must be 10m..365d (e.g. 24h, 30d), not "${text}"`);
+  return ms;
+}
+
 function parseXds(positionals: string[], flags: Map<string, string>): CliCommand {
   const [sub, dir, ...extra] = positionals;
-  if (sub === undefined) throw new UsageError('xds: missing sub-command (serve)');
-  if (sub !== 'serve') throw new UsageError(`xds: unknown sub-command "${sub}" (serve)`);
+  if (sub === undefined) throw new UsageError('xds: missing sub-command (serve, bootstrap)');
+  if (sub !== 'serve' && sub !== 'bootstrap')
+    throw new UsageError(`xds: unknown sub-command "${sub}" (serve, bootstrap)`);
+  const allowed: readonly string[] = XDS_SUB_FLAGS[sub];
+  for (const f of flags.keys())
+    if (!allowed.includes(f)) throw new UsageError(`xds ${sub}: unknown option --${f}`);
+  if (sub === 'bootstrap') return parseXdsBootstrap(dir, extra, flags);
   if (dir === undefined) throw new UsageError('xds serve: missing DIR (a directory or a manifest file)');
   if (extra.length > 0) throw new UsageError(`xds serve: unexpected argument "${extra[0]}"`);
   const { host, port } = parseListen(flags.get('listen') ?? DEFAULT_XDS_LISTEN, 'xds serve: --listen');
@@ -587,6 +650,37 @@ function parseXds(positionals: string[], flags: Map<string, string>): CliCommand
     insecure,
     ...(tlsDir ? { tlsDir } : {}),
     ...(metrics ? { metrics } : {}),
+  };
+}
+
+function parseXdsBootstrap(
+  nodeId: string | undefined,
+  extra: string[],
+  flags: Map<string, string>,
+): CliCommand {
+  if (nodeId === undefined)
+    throw new UsageError("xds bootstrap: missing NAMESPACE/POD (the proxy's node id)");
+  const m = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?)\/([a-z0-9]([-.a-z0-9]*[a-z0-9])?)$/.exec(nodeId);
+  if (!m)
+    throw new UsageError(
+      `xds bootstrap: the proxy must be NAMESPACE/POD (Kubernetes names, e.g. default/client-0), not "${nodeId}"`,
+    );
+  if (extra.length > 0) throw new UsageError(`xds bootstrap: unexpected argument "${extra[0]}"`);
+  const { host, port } = parseListen(flags.get('xds') ?? DEFAULT_XDS_LISTEN, 'xds bootstrap: --xds');
+  const tlsDir = flags.get('tls-dir');
+  if (tlsDir === '') throw new UsageError('xds bootstrap: --tls-dir needs a PATH');
+  const out = flags.get('out') ?? `meshdeck-proxy-${m[1]}-${m[3]}`;
+  if (out === '') throw new UsageError('xds bootstrap: --out needs a DIR');
+  return {
+    command: 'xds',
+    sub: 'bootstrap',
+    nodeId,
+    out,
+    host,
+    port,
+    ...(tlsDir !== undefined ? { tlsDir } : {}),
+    validityMs: parseValidity(flags.get('validity') ?? DEFAULT_VALIDITY),
+    force: flags.has('force'),
   };
 }
 

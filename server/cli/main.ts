@@ -29,7 +29,9 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
       case 'serve':
         return await (await import('./runServe')).runServe(cmd, io);
       case 'xds':
-        return await (await import('./runXds')).runXds(cmd, io);
+        return cmd.sub === 'bootstrap'
+          ? await (await import('./runXdsBootstrap')).runXdsBootstrap(cmd, io)
+          : await (await import('./runXds')).runXds(cmd, io);
       case 'probe':
         return await (await import('./runProbe')).runProbe(cmd, io);
       case 'rollout':

@@ -115,7 +115,8 @@ export async function runServe(cmd: Extract<CliCommand, { command: 'serve' }>, i
     !xds
       ? 'xDS: off (--no-xds)\n'
       : xds.tls
-        ? `xDS (ADS): ${xds.listen}, mTLS: proxies present a certificate from the CA in ${xds.caDir}\n`
+        ? `xDS (ADS): ${xds.listen}, mTLS: proxies present a certificate from the CA in ${xds.caDir}\n` +
+          `  a proxy's certificate and bootstraps: meshdeck xds bootstrap NAMESPACE/POD --xds ${xds.listen}\n`
         : `xDS (ADS): ${xds.listen}, plaintext (--xds-insecure): proxies are not authenticated\n`,
   );
   await new Promise(() => {}); // serve until a signal

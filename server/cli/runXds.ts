@@ -14,7 +14,10 @@ import { urlHost } from '@/lib/util/urlHost';
  * the ADS server on the mesh in DIR, re-rendering on edits, and GET /metrics on its own port when asked
  * (nothing else listens there). Runs until SIGINT/SIGTERM.
  */
-export async function runXds(cmd: Extract<CliCommand, { command: 'xds' }>, io: CliIo): Promise<number> {
+export async function runXds(
+  cmd: Extract<CliCommand, { command: 'xds'; sub: 'serve' }>,
+  io: CliIo,
+): Promise<number> {
   // Fails early (and as a user error) on a missing path or a directory without manifests.
   await loadMesh(cmd.dir);
   const log = (m: string) => io.stderr(`${m}\n`);

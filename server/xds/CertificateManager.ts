@@ -19,6 +19,7 @@ import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { withCaLock } from './caLock';
 
 const run = promisify(execFile);
 
@@ -96,36 +97,17 @@ export class CertificateManager extends EventEmitter<{ announcement: [Certificat
     if (this.rootCert) return;
     await fs.mkdir(this.dir, { recursive: true, mode: 0o700 });
     await fs.chmod(this.dir, 0o700);
-    const key = path.join(this.dir, 'root.key');
     const crt = path.join(this.dir, 'root.crt');
-    const exists = await fs
-      .access(crt)
-      .then(() => true)
-      .catch(() => false);
-    if (!exists) {
-      await this.exec(['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', key]);
-      await fs.chmod(key, 0o600);
-      await this.exec([
-        'req',
-        '-x509',
-        '-new',
-        '-key',
-        key,
-        '-out',
-        crt,
-        '-days',
-        String(this.rootValidityDays),
-        '-subj',
-        '/O=meshdeck/CN=meshdeck root CA',
-        '-addext',
-        'basicConstraints=critical,CA:TRUE',
-        '-addext',
-        'keyUsage=critical,keyCertSign,cRLSign',
-      ]);
-      await fs.writeFile(path.join(this.dir, 'index.txt'), '', { mode: 0o600 });
-      await fs.writeFile(path.join(this.dir, 'serial'), '1000\n', { mode: 0o600 });
-      await fs.mkdir(path.join(this.dir, 'issued'), { recursive: true, mode: 0o700 });
-    }
+    const exists = () =>
+      fs
+        .access(crt)
+        .then(() => true)
+        .catch(() => false);
+    // Checked again under the lock: another process may have created the root meanwhile.
+    if (!(await exists()))
+      await withCaLock(this.dir, async () => {
+        if (!(await exists())) await this.createRoot(crt);
+      });
     const pem = await fs.readFile(crt);
     const x = new X509Certificate(pem);
     this.rootCert = {
@@ -136,6 +118,32 @@ export class CertificateManager extends EventEmitter<{ announcement: [Certificat
       expiration: new Date(x.validTo),
       serialNumber: x.serialNumber,
     };
+  }
+
+  private async createRoot(crt: string): Promise<void> {
+    const key = path.join(this.dir, 'root.key');
+    await this.exec(['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', key]);
+    await fs.chmod(key, 0o600);
+    await this.exec([
+      'req',
+      '-x509',
+      '-new',
+      '-key',
+      key,
+      '-out',
+      crt,
+      '-days',
+      String(this.rootValidityDays),
+      '-subj',
+      '/O=meshdeck/CN=meshdeck root CA',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
+    ]);
+    await fs.writeFile(path.join(this.dir, 'index.txt'), '', { mode: 0o600 });
+    await fs.writeFile(path.join(this.dir, 'serial'), '1000\n', { mode: 0o600 });
+    await fs.mkdir(path.join(this.dir, 'issued'), { recursive: true, mode: 0o700 });
   }
 
   /**
@@ -273,21 +281,24 @@ export class CertificateManager extends EventEmitter<{ announcement: [Certificat
       );
       const start = new Date(Date.now() - 60_000); // tolerate small clock skew
       const end = new Date(Date.now() + validityMs);
-      await this.exec([
-        'ca',
-        '-batch',
-        '-notext',
-        '-config',
-        cnf,
-        '-in',
-        csr,
-        '-out',
-        crt,
-        '-startdate',
-        asn1Time(start),
-        '-enddate',
-        asn1Time(end),
-      ]);
+      // `openssl ca` rewrites the shared serial and index files: one issuer at a time, across processes.
+      await withCaLock(d, () =>
+        this.exec([
+          'ca',
+          '-batch',
+          '-notext',
+          '-config',
+          cnf,
+          '-in',
+          csr,
+          '-out',
+          crt,
+          '-startdate',
+          asn1Time(start),
+          '-enddate',
+          asn1Time(end),
+        ]),
+      );
       const leafPem = await fs.readFile(crt);
       const x = new X509Certificate(leafPem);
       const root = this.rootCert!;

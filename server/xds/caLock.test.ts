@@ -1,0 +1,60 @@
+import { X509Certificate } from 'node:crypto';
+import { fork } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CertificateManager } from './CertificateManager';
+import { withCaLock } from './caLock';
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
+const tmp = () => {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'meshdeck-calock-'));
+  dirs.push(d);
+  return d;
+};
+
+describe('withCaLock', () => {
+  it('two CertificateManagers on one CA, issuing at once, never hand out a serial twice', async () => {
+    const dir = path.join(tmp(), 'ca');
+    await new CertificateManager({ dir }).init();
+    // Each manager queues its own issues; the two queues run side by side, as two processes' would.
+    const managers = [new CertificateManager({ dir }), new CertificateManager({ dir })];
+    const certs = await Promise.all(
+      managers.flatMap((cm, m) => Array.from({ length: 6 }, (_, i) => cm.issue(`ns${m}/pod-${i}`))),
+    );
+    const serials = certs.map((c) => new X509Certificate(c.certificateChain).serialNumber);
+    expect(new Set(serials).size).toBe(12);
+    expect(fs.existsSync(path.join(dir, 'ca.lock'))).toBe(false);
+  });
+
+  it('runs one holder at a time and releases the lock when the work fails', async () => {
+    const dir = tmp();
+    let inside = 0;
+    let most = 0;
+    const work = async () => {
+      inside++;
+      most = Math.max(most, inside);
+      await new Promise((r) => setTimeout(r, 20));
+      inside--;
+    };
+    await Promise.all([withCaLock(dir, work), withCaLock(dir, work), withCaLock(dir, work)]);
+    expect(most).toBe(1);
+    await expect(withCaLock(dir, () => Promise.reject(new Error('openssl failed')))).rejects.toThrow(
+      'openssl failed',
+    );
+    expect(fs.existsSync(path.join(dir, 'ca.lock'))).toBe(false);
+  });
+
+  it('takes over a lock whose process is gone', async () => {
+    const dir = tmp();
+    const gone = fork('-e', [], { execArgv: ['-e', 'process.exit(0)'] });
+    const pid = gone.pid!;
+    await new Promise((r) => gone.once('exit', r));
+    fs.writeFileSync(path.join(dir, 'ca.lock'), String(pid));
+    expect(await withCaLock(dir, async () => 'ran')).toBe('ran');
+  });
+});

@@ -34,6 +34,10 @@ test("the gRPC client's load reports show on the proxies page, on the canvas and
   const rate = Number((await rps.textContent())!.split(' ')[0]);
   expect(rate).toBeGreaterThan(0);
   await expect(row.getByTestId('proxy-load-success')).toHaveText('100% ok');
+  // This server's ADS is plaintext (grpc-js-xds presents no certificate): the xDS column says so.
+  const transport = row.getByTestId(`proxy-xds-transport-${CLIENT}`);
+  await expect(transport).toHaveText('plaintext');
+  await expect(transport).toHaveAttribute('title', /not authenticated: the server runs with --xds-insecure/);
   // Shown whole, not cut by an ellipsis.
   for (const part of [rps, row.getByTestId('proxy-load-success')])
     expect(await part.evaluate((e) => e.scrollWidth <= e.clientWidth)).toBe(true);

@@ -6,6 +6,7 @@ import { Fragment, useEffect, useId, useState } from 'react';
 import { proxyNodeId } from '@/lib/console/nodeIds';
 import { filterProxies, syncCounts } from '@/lib/console/proxyFilter';
 import { formatAgo, sessionsSummary } from '@/lib/console/proxySessions';
+import { xdsTransport } from '@/lib/console/xdsTransport';
 import type { ProxyLiveState } from '@/server/controlPlane/liveState';
 import { errorMessage } from './api';
 import { draftIdFromLocation, MAIN_DRAFT_ID, withDraft } from './draftId';
@@ -21,6 +22,27 @@ function xdsText(p: ProxyLiveState): string {
     .map(([t, v]) => `${t} ${v.status}`)
     .join(', ');
   return `${p.xds.connected ? 'connected' : 'disconnected'}${types ? `: ${types}` : ''}`;
+}
+
+/** How the proxy's ADS stream is secured: its certificate and how long it has left, or plaintext. */
+function XdsTransport({ proxy, now }: { proxy: ProxyLiveState; now: number }) {
+  const t = xdsTransport(proxy.xds, now);
+  // A proxyless gRPC client's stream comes after its row: its line is kept, so the row does not grow.
+  if (!t)
+    return proxy.role === 'grpc' ? (
+      <span className="proxies-table__transport" aria-hidden="true">
+        {'\u00a0'}
+      </span>
+    ) : null;
+  return (
+    <span
+      className={`proxies-table__transport tone-${t.tone}`}
+      title={t.title}
+      data-testid={`proxy-xds-transport-${proxy.id}`}
+    >
+      {t.text}
+    </span>
+  );
 }
 
 /**
@@ -216,7 +238,10 @@ export function ProxiesPage() {
                         )}
                       </td>
                       <td>{p.counters.restarts}</td>
-                      <td>{xdsText(p)}</td>
+                      <td>
+                        {xdsText(p)}
+                        <XdsTransport proxy={p} now={now} />
+                      </td>
                     </tr>
                     {open ? (
                       <tr className="proxies-table__detail">

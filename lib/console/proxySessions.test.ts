@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ProxyLiveState } from '@/server/controlPlane/liveState';
-import { formatAge, formatAgo, sessionRows, sessionsSummary } from './proxySessions';
+import { formatAge, formatAgo, formatSpan, sessionRows, sessionsSummary } from './proxySessions';
 
 const NOW = Date.parse('2026-11-26T04:00:00Z');
 
@@ -86,4 +86,15 @@ describe('sessionsSummary', () => {
     expect(sessionsSummary(proxy({ available: false, reason: 'x' }))).toBe('n/a');
     expect(sessionsSummary(proxy({ available: false, reason: 'x' }, null))).toBe('–');
   });
+});
+
+describe('formatSpan', () => {
+  it.each([
+    [0, '0s'],
+    [59_000, '59s'],
+    [60_000, '1m'],
+    [3599_000, '59m'],
+    [3600_000, '1h'],
+    [86_400_000, '1d'],
+  ])('%d ms is %s', (ms, text) => expect(formatSpan(ms)).toBe(text));
 });

@@ -1,13 +1,21 @@
 /** The proxies page's sessions list: pure, so the table and its tests agree on what a row says. */
 import type { LiveSession, ProxyLiveState } from '@/server/controlPlane/liveState';
 
+/** "45s", "12m", "5h", "29d": a span of time as the console writes it. */
+export function formatSpan(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m`;
+  if (s < 86_400) return `${Math.floor(s / 3600)}h`;
+  return `${Math.floor(s / 86_400)}d`;
+}
+
 /** "3s ago", "2m ago", "1h ago" from an ISO time; "–" when there is none. */
 export function formatAgo(iso: string | undefined, now: number): string {
   if (!iso) return '–';
   const t = Date.parse(iso);
   if (Number.isNaN(t)) return '–';
-  const s = Math.max(0, Math.round((now - t) / 1000));
-  return s < 60 ? `${s}s ago` : s < 3600 ? `${Math.floor(s / 60)}m ago` : `${Math.floor(s / 3600)}h ago`;
+  return `${formatSpan(now - t)} ago`;
 }
 
 /** "12s", "3m", "2h": how long a session has existed. */

@@ -4,6 +4,7 @@
  * dials xds:///echo, real gRPC backends answer on the example's pod addresses (on free ports written
  * into a copy of the example), raw ADS streams NACK and present certificates.
  */
+import { X509Certificate } from 'node:crypto';
 import { cp as copyDir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,10 +14,12 @@ import { CertificateManager } from '../xds/CertificateManager';
 import { TypeUrls } from '../xds/envoyProtos';
 import { type Backend, type Child, forkXdsClient, startBackend, waitFor } from '../xds/testing/children';
 import { connectRawAds, type RawAdsClient } from '../xds/testing/rawAdsClient';
+import { runMeshdeck } from '../testing/runMeshdeck';
 import { freePort } from '../testing/startL7mp';
 import { withoutDemoApps } from '../testing/withoutDemoApps';
 import { ControlPlane } from './ControlPlane';
 import type { ProxyLiveState, XdsTypeName } from './liveState';
+import { xdsTransport } from '@/lib/console/xdsTransport';
 import { withTimeout } from '@/lib/util/withTimeout';
 
 const REPO = path.resolve(__dirname, '..', '..');
@@ -328,11 +331,14 @@ describe('the control plane serves ADS over mTLS by default', () => {
     }
     expect(cp!.live.get().proxies[CLIENT]!.phase).toBe('not-connected');
 
-    // The same server answers a client that presents a certificate for its node id.
-    const leaf = await cm.issue(CLIENT, 600_000);
-    const good = connect(
-      grpc.credentials.createSsl(root.certificateChain, leaf.privateKey, leaf.certificateChain),
-    );
+    // The same server answers a client that presents a certificate for its node id, issued from the
+    // server's own CA by `meshdeck xds bootstrap` as a user would.
+    const out = path.join(tmp, 'bootstrap');
+    const issued = await runMeshdeck(['xds', 'bootstrap', CLIENT, '--tls-dir', caDir, '--out', out]);
+    expect(issued.stderr).toBe('');
+    expect(issued.code).toBe(0);
+    const [key, chain] = await Promise.all(['key.pem', 'cert.pem'].map((f) => readFile(path.join(out, f))));
+    const good = connect(grpc.credentials.createSsl(root.certificateChain, key!, chain!));
     const lds = await waitFor('LDS over mTLS', () => good.latest.get(TypeUrls.listener), 15_000);
     expect(lds.names).toEqual(['echo']);
     const x = await waitFor(
@@ -344,5 +350,8 @@ describe('the control plane serves ADS over mTLS by default', () => {
       10_000,
     );
     expect(x.identity).toBe(CLIENT);
+    // The live state names the certificate the stream presented, and the proxies page says when it ends.
+    expect(x.certificate?.serialNumber).toBe(new X509Certificate(chain!).serialNumber);
+    expect(xdsTransport(x, Date.now())).toMatchObject({ text: 'mTLS · certificate ends in 29d', tone: 'ok' });
   }, 60_000);
 });

@@ -70,6 +70,15 @@ export const ALERT_GROUPS: readonly RuleGroup[] = [
         description:
           'ADS streams were refused in the last 10 minutes because of {{ $labels.code }}: a client without a valid certificate identity, or whose node id disagrees with its certificate. It gets no config.',
       },
+      {
+        alert: 'MeshdeckXdsClientCertificateEnding',
+        expr: 'sum by (ends) (meshdeck_xds_client_certificates{ends=~"expired|within-1d"}) > 0',
+        for: '10m',
+        severity: 'warning',
+        summary: "{{ $value }} xDS clients' certificates: {{ $labels.ends }}",
+        description:
+          "Open ADS streams presented client certificates that have ended or end within a day ({{ $labels.ends }}). A certificate is checked at the handshake only: the proxy keeps its stream but is refused at its next reconnect. The console's Proxies page shows which proxies (the xDS column); meshdeck xds bootstrap NAMESPACE/POD --force issues a new certificate.",
+      },
     ],
   },
   {

@@ -17,6 +17,8 @@ import { connectRawAds, type RawAdsClient } from '../xds/testing/rawAdsClient';
 import { runMeshdeck } from '../testing/runMeshdeck';
 import { freePort } from '../testing/startL7mp';
 import { withoutDemoApps } from '../testing/withoutDemoApps';
+import { MeshMetrics } from '../metrics/MeshMetrics';
+import { sample } from '../metrics/testing/promText';
 import { ControlPlane } from './ControlPlane';
 import type { ProxyLiveState, XdsTypeName } from './liveState';
 import { xdsTransport } from '@/lib/console/xdsTransport';
@@ -278,6 +280,9 @@ describe('the control plane serves ADS over mTLS by default', () => {
   let port: number;
   const clients: RawAdsClient[] = [];
   const log = recorder();
+  const metrics = new MeshMetrics({ version: '0.0.0-test', mode: 'local', processMetrics: false });
+  const certificates = async (ends: string) =>
+    sample((await metrics.scrape()).body, 'meshdeck_xds_client_certificates', { ends });
 
   beforeAll(async () => {
     tmp = await mkdtemp(path.join(os.tmpdir(), 'md-xds-cp-tls-'));
@@ -288,6 +293,7 @@ describe('the control plane serves ADS over mTLS by default', () => {
       stateDir: path.join(tmp, 'state'),
       logger: log.logger,
       xds: { host: '127.0.0.1', port },
+      metrics,
     });
   }, 120_000);
 
@@ -330,6 +336,8 @@ describe('the control plane serves ADS over mTLS by default', () => {
       expect(c.latest.size).toBe(0);
     }
     expect(cp!.live.get().proxies[CLIENT]!.phase).toBe('not-connected');
+    // No stream presented a certificate.
+    expect(await certificates('later')).toBe(0);
 
     // The same server answers a client that presents a certificate for its node id, issued from the
     // server's own CA by `meshdeck xds bootstrap` as a user would.
@@ -352,6 +360,15 @@ describe('the control plane serves ADS over mTLS by default', () => {
     expect(x.identity).toBe(CLIENT);
     // The live state names the certificate the stream presented, and the proxies page says when it ends.
     expect(x.certificate?.serialNumber).toBe(new X509Certificate(chain!).serialNumber);
-    expect(xdsTransport(x, Date.now())).toMatchObject({ text: 'mTLS · certificate ends in 29d', tone: 'ok' });
+    // (Seen ten days before its end: the 30 days just started would read 29d or 30d by the millisecond.)
+    const end = Date.parse(new X509Certificate(chain!).validTo);
+    expect(end - Date.now()).toBeGreaterThan(29.9 * 24 * 3600_000);
+    expect(xdsTransport(x, end - 10 * 24 * 3600_000)).toMatchObject({
+      text: 'mTLS · certificate ends in 10d',
+      tone: 'ok',
+    });
+    // Prometheus counts it by when it ends, for an alert before a reconnect would be refused.
+    for (const [ends, n] of Object.entries({ expired: 0, 'within-1d': 0, 'within-7d': 0, later: 1 }))
+      expect(await certificates(ends)).toBe(n);
   }, 60_000);
 });

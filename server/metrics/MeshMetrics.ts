@@ -20,6 +20,8 @@ import type { InformerState } from '../kube/kubeSource';
 import type { GitSyncSnapshot } from '../gitops/GitSyncWatcher';
 import { FixedCounter, FixedHistogram, registerCollected } from './fixedLabelMetrics';
 
+const DAY_MS = 24 * 3600_000;
+
 /** Seconds; an l7mp push is tens of REST calls, from ~10 ms to a timeout. */
 const PUSH_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 /** Seconds; an xDS response to its ACK is milliseconds on loopback, seconds for a loaded client. */
@@ -196,6 +198,26 @@ export class MeshMetrics {
         if (!x) return;
         for (const type of XDS_TYPES)
           for (const [status, n] of Object.entries(x.status[type])) this.set({ type, status }, n);
+      },
+    });
+
+    new Gauge({
+      name: 'meshdeck_xds_client_certificates',
+      help: 'Client certificates of open ADS streams (mTLS) by when they end: expired, within-1d, within-7d, later. A certificate is checked at the handshake only: a proxy whose certificate ended is refused at its next reconnect (the proxies page names it).',
+      labelNames: ['ends'],
+      registers,
+      collect() {
+        const x = sources().xds?.();
+        if (!x) return;
+        const n = { expired: 0, 'within-1d': 0, 'within-7d': 0, later: 0 };
+        const now = Date.now();
+        for (const end of x.certificateEnds) {
+          const left = end - now;
+          n[
+            left <= 0 ? 'expired' : left < DAY_MS ? 'within-1d' : left < 7 * DAY_MS ? 'within-7d' : 'later'
+          ]++;
+        }
+        for (const [ends, count] of Object.entries(n)) this.set({ ends }, count);
       },
     });
 

@@ -124,6 +124,19 @@ const SCENARIOS: Scenario[] = [
     ],
   },
   {
+    alert: 'MeshdeckXdsClientCertificateEnding',
+    series: {
+      // Streams are per replica: their certificates add up.
+      [`meshdeck_xds_client_certificates{ends="within-1d", ${I}}`]: '0 1x30',
+      [`meshdeck_xds_client_certificates{ends="within-1d", ${I2}}`]: '0 2x30',
+      [`meshdeck_xds_client_certificates{ends="later", ${I}}`]: '40x30',
+      [`meshdeck_xds_client_certificates{ends="expired", ${I}}`]: '0x30',
+    },
+    quietAt: '8m',
+    firesAt: '15m',
+    fires: [{ labels: { ends: 'within-1d' }, value: '3', summary: "3 xDS clients' certificates: within-1d" }],
+  },
+  {
     alert: 'MeshdeckMeshHasErrors',
     series: {
       // Every replica computes the same mesh: max, not sum.

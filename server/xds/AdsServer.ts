@@ -94,6 +94,8 @@ export interface AdsMetricsSink {
 export interface AdsStreamStats {
   streams: Record<'sotw' | 'delta', number>;
   status: Record<XdsShortType, Record<SyncStatus, number>>;
+  /** When each client certificate open streams presented (mTLS) ends, ms since the epoch. */
+  certificateEnds: number[];
 }
 
 export type ListenOptions =
@@ -455,10 +457,12 @@ export class AdsServer extends EventEmitter<AdsServerEvents> {
     const out: AdsStreamStats = {
       streams: { sotw: 0, delta: 0 },
       status: { LDS: counts(), RDS: counts(), CDS: counts(), EDS: counts() },
+      certificateEnds: [],
     };
     for (const s of this.streams.values()) {
       if (!s.record.nodeId) continue;
       out.streams[s.record.protocol]++;
+      if (s.record.certificate) out.certificateEnds.push(Date.parse(s.record.certificate.validTo));
       const snap = this.cache.getSnapshot(s.record.nodeId);
       for (const t of XDS_TYPE_URLS)
         out.status[SHORT[t]][syncStatus(s.types.get(t), snap?.types[t].version)]++;

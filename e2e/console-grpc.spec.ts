@@ -91,6 +91,16 @@ test("the gRPC client's load reports show on the proxies page, on the canvas and
   await expect(page.getByTestId('save-status')).toContainText('Saved');
   await page.screenshot({ path: `${SHOTS}/console-grpc-canvas.png` });
 
+  // The client's node: its ADS stream as istioctl proxy-status details it, every type SYNCED.
+  await page.getByTestId(`node-Pod/${CLIENT}`).click();
+  const xds = page.getByTestId('xds-status');
+  await expect(xds.getByTestId('xds-status-stream')).toContainText('(state of the world) from 127.0.0.1:');
+  for (const type of ['LDS', 'RDS', 'CDS', 'EDS'])
+    await expect(xds.getByTestId(`xds-status-${type}`)).toContainText(`${type}SYNCED`);
+  await expect(xds.getByTestId(`proxy-xds-transport-${CLIENT}`)).toHaveText('plaintext');
+  await expect(xds.locator('[role="alert"]')).toHaveCount(0);
+  await xds.screenshot({ path: `${SHOTS}/console-grpc-xds-status.png` });
+
   // Grouped by namespace, the collapsed group stands in for the client and the backends: it shows their
   // RPCs (nothing selected: the selected node's group would be open).
   await page.keyboard.press('Escape');

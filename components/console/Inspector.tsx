@@ -24,6 +24,7 @@ import { SchemaForm } from './SchemaForm';
 import { type SplitEntry, SplitEditor } from './SplitEditor';
 import { TargetRollout } from './TargetRollout';
 import { TrafficSessions } from './TrafficSessions';
+import { XdsStatus } from './XdsStatus';
 
 const schemas = new Map<string, JsonSchema>();
 function schemaOf(kind: string): JsonSchema | undefined {
@@ -158,6 +159,7 @@ export function Inspector({
             Preview its config
           </button>
         ) : null}
+        {p?.xds ? <XdsStatus proxyId={p.id} xds={p.xds} /> : null}
         {traffic && node.role === 'grpc' ? (
           // A proxyless gRPC client has no sessions: its RPCs, from its load reports, instead.
           <GrpcLoadTable load={traffic.load} nodeId={node.id} client={node.proxyId} />

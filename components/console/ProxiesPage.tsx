@@ -6,7 +6,6 @@ import { Fragment, useEffect, useId, useState } from 'react';
 import { proxyNodeId } from '@/lib/console/nodeIds';
 import { filterProxies, syncCounts } from '@/lib/console/proxyFilter';
 import { formatAgo, sessionsSummary } from '@/lib/console/proxySessions';
-import { xdsTransport } from '@/lib/console/xdsTransport';
 import type { ProxyLiveState } from '@/server/controlPlane/liveState';
 import { errorMessage } from './api';
 import { draftIdFromLocation, MAIN_DRAFT_ID, withDraft } from './draftId';
@@ -15,6 +14,8 @@ import { proxyTone } from './nodeLive';
 import { SessionsList, SessionsToggle } from './ProxySessions';
 import { liveStateQuery } from './queries';
 import { useLiveEvents } from './useLiveEvents';
+import { useNow } from './useNow';
+import { XdsTransport } from './XdsStatus';
 
 function xdsText(p: ProxyLiveState): string {
   if (!p.xds) return '–';
@@ -24,27 +25,6 @@ function xdsText(p: ProxyLiveState): string {
   return `${p.xds.connected ? 'connected' : 'disconnected'}${types ? `: ${types}` : ''}`;
 }
 
-/** How the proxy's ADS stream is secured: its certificate and how long it has left, or plaintext. */
-function XdsTransport({ proxy, now }: { proxy: ProxyLiveState; now: number }) {
-  const t = xdsTransport(proxy.xds, now);
-  // A proxyless gRPC client's stream comes after its row: its line is kept, so the row does not grow.
-  if (!t)
-    return proxy.role === 'grpc' ? (
-      <span className="proxies-table__transport" aria-hidden="true">
-        {'\u00a0'}
-      </span>
-    ) : null;
-  return (
-    <span
-      className={`proxies-table__transport tone-${t.tone}`}
-      title={t.title}
-      data-testid={`proxy-xds-transport-${proxy.id}`}
-    >
-      {t.text}
-    </span>
-  );
-}
-
 /**
  * The proxies table: sync, last push, errors, endpoints, sessions (each proxy's list opens from its
  * count; a gRPC client's RPC/s and success instead), xDS; live through the page's one EventSource.
@@ -52,11 +32,7 @@ function XdsTransport({ proxy, now }: { proxy: ProxyLiveState; now: number }) {
 export function ProxiesPage() {
   const live = useQuery(liveStateQuery);
   const connection = useLiveEvents(live.data !== null && live.data !== undefined);
-  const [now, setNow] = useState(() => Date.now());
-  useEffect(() => {
-    const t = setInterval(() => setNow(Date.now()), 1000);
-    return () => clearInterval(t);
-  }, []);
+  const now = useNow();
   const [expanded, setExpanded] = useState<ReadonlySet<string>>(() => new Set());
   const idBase = useId();
   const toggle = (id: string) =>
@@ -240,7 +216,14 @@ export function ProxiesPage() {
                       <td>{p.counters.restarts}</td>
                       <td>
                         {xdsText(p)}
-                        <XdsTransport proxy={p} now={now} />
+                        {p.xds ? (
+                          <XdsTransport proxy={p} now={now} />
+                        ) : p.role === 'grpc' ? (
+                          // A proxyless gRPC client's stream comes after its row: its line is kept, so the row does not grow.
+                          <span className="proxies-table__transport" aria-hidden="true">
+                            {'\u00a0'}
+                          </span>
+                        ) : null}
                       </td>
                     </tr>
                     {open ? (

@@ -1,7 +1,7 @@
 'use client';
 
 import { useQueryClient } from '@tanstack/react-query';
-import { type ReactNode, useCallback, useEffect, useState } from 'react';
+import { type ReactNode, useCallback, useState } from 'react';
 import type { RolloutState } from '@/lib/rollout/rollout';
 import type { RolloutAction } from '@/lib/rollout/rolloutApi';
 import {
@@ -14,6 +14,7 @@ import {
 } from '@/lib/rollout/rolloutView';
 import { ApiError, apiFetch, errorMessage } from './api';
 import { appliesKey, rolloutsKey } from './queries';
+import { useNow } from './useNow';
 import './rollout.css';
 
 /** POSTs an action to a rollout and reads the list again (with the history its steps write). */
@@ -42,17 +43,6 @@ export function useRolloutAction(): (id: string, action: RolloutAction) => Promi
 export function serverWords(e: unknown): string {
   const said = e instanceof ApiError ? (e.body as { error?: unknown } | undefined)?.error : undefined;
   return typeof said === 'string' ? said : errorMessage(e);
-}
-
-/** Milliseconds since the epoch, again every second while `ticking` (a countdown on screen). */
-function useNow(ticking: boolean): number {
-  const [now, setNow] = useState(() => Date.now());
-  useEffect(() => {
-    if (!ticking) return;
-    const timer = setInterval(() => setNow(Date.now()), 1000);
-    return () => clearInterval(timer);
-  }, [ticking]);
-  return now;
 }
 
 const ACTION_TEXT: Record<RolloutAction, string> = {

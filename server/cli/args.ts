@@ -54,6 +54,8 @@ export type CliCommand =
       port: number;
       /** The root CA's directory; else `serve`'s, <state dir>/xds-ca. */
       tlsDir?: string;
+      /** Kubernetes mode: the CA is the replicas' Secret, read with this kubeconfig in `namespace`. */
+      kube?: { kubeconfig: string; namespace: string };
       validityMs: number;
       /** Replace files a previous run wrote (a renewal). */
       force: boolean;
@@ -127,7 +129,8 @@ export const USAGE = `Usage:
                  [--lease-duration S] [--renew-deadline S] [--retry-period S] [--watch-idle S]
                  [--webhook-listen [HOST:]PORT [--webhook-config NAME] [--webhook-names N1,N2]]
   meshdeck xds serve DIR [--listen [HOST:]PORT] (--insecure | --tls-dir PATH) [--metrics-listen [HOST:]PORT]
-  meshdeck xds bootstrap NAMESPACE/POD [--out DIR] [--xds HOST:PORT] [--tls-dir PATH] [--validity 30d] [--force]
+  meshdeck xds bootstrap NAMESPACE/POD [--out DIR] [--xds HOST:PORT] [--tls-dir PATH | --kubeconfig PATH [--namespace NS]]
+                 [--validity 30d] [--force]
   meshdeck probe LISTENER [--payload TEXT] [--from ADDR[:PORT]] [--proxy POD] [--label k=v] [--count N] [--timeout MS]
                  [--url URL] [--token T]
   meshdeck rollout start [NS/]TARGET --canary NAME --steps P1,P2,... [--pause S] [--probe LISTENER [--probe-count N]
@@ -245,6 +248,7 @@ Usage:
                    NACKs, streams, reloads, diagnostics) on [HOST:]PORT; a bare PORT means 127.0.0.1
 
   meshdeck xds bootstrap NAMESPACE/POD [--out DIR] [--xds HOST:PORT] [--tls-dir PATH] [--validity 30d] [--force]
+  meshdeck xds bootstrap NAMESPACE/POD --kubeconfig PATH [--namespace NS] [--out DIR] [--xds HOST:PORT] ...
       Issue the proxy NAMESPACE/POD a client certificate from the ADS server's root CA and write
       what it needs to connect over mTLS: cert.pem (its chain), key.pem (0600), ca.pem, envoy.yaml
       (an Envoy v3 bootstrap: envoy -c DIR/envoy.yaml) and grpc-bootstrap.json (GRPC_XDS_BOOTSTRAP
@@ -253,6 +257,8 @@ Usage:
       --out        where to write (default ./meshdeck-proxy-<namespace>-<pod>; created 0700)
       --xds        the ADS server's address, as its certificate names it (default 127.0.0.1:18000)
       --tls-dir    the root CA's directory (default <state dir>/xds-ca, serve's)
+      --kubeconfig Kubernetes mode: the CA every replica shares, from the Secret meshdeck-xds-ca
+                   (serve --kubeconfig creates it) in --namespace (default meshdeck-system)
       --validity   the certificate's lifetime, 10m..365d (default 30d); run again before it ends
       --force      replace the files of an earlier run (a renewal)
 
@@ -355,6 +361,8 @@ const FLAGS = {
     xds: true,
     validity: true,
     force: false,
+    kubeconfig: true,
+    namespace: true,
   },
   probe: {
     payload: true,
@@ -601,13 +609,15 @@ function parseListen(listen: string, what: string): { host: string; port: number
 /** The flags of each `xds` sub-command (FLAGS.xds holds them all). */
 const XDS_SUB_FLAGS = {
   serve: ['listen', 'insecure', 'tls-dir', 'metrics-listen'],
-  bootstrap: ['out', 'xds', 'tls-dir', 'validity', 'force'],
+  bootstrap: ['out', 'xds', 'tls-dir', 'validity', 'force', 'kubeconfig', 'namespace'],
 } as const;
 
 /** Certificates for proxies: at least 10 minutes (a clock's skew), at most a year. */
 const VALIDITY_MIN_MS = 10 * 60_000;
 const VALIDITY_MAX_MS = 365 * 24 * 3600_000;
 const DEFAULT_VALIDITY = '30d';
+/** Where deploy/ installs the controller (its Lease and CA Secrets). */
+const DEFAULT_CONTROLLER_NAMESPACE = 'meshdeck-system';
 
 /** `90m`, `24h`, `30d` -> ms. */
 function parseValidity(text: string): number {
@@ -669,6 +679,15 @@ function parseXdsBootstrap(
   const { host, port } = parseListen(flags.get('xds') ?? DEFAULT_XDS_LISTEN, 'xds bootstrap: --xds');
   const tlsDir = flags.get('tls-dir');
   if (tlsDir === '') throw new UsageError('xds bootstrap: --tls-dir needs a PATH');
+  const kubeconfig = flags.get('kubeconfig');
+  if (kubeconfig === '') throw new UsageError('xds bootstrap: --kubeconfig needs a PATH');
+  if (kubeconfig !== undefined && tlsDir !== undefined)
+    throw new UsageError(
+      'xds bootstrap: --kubeconfig (the CA in its Secret) and --tls-dir exclude each other',
+    );
+  const caNamespace = flags.get('namespace');
+  if (caNamespace !== undefined && kubeconfig === undefined)
+    throw new UsageError('xds bootstrap: --namespace goes with --kubeconfig');
   const out = flags.get('out') ?? `meshdeck-proxy-${m[1]}-${m[3]}`;
   if (out === '') throw new UsageError('xds bootstrap: --out needs a DIR');
   return {
@@ -679,6 +698,9 @@ function parseXdsBootstrap(
     host,
     port,
     ...(tlsDir !== undefined ? { tlsDir } : {}),
+    ...(kubeconfig !== undefined
+      ? { kube: { kubeconfig, namespace: caNamespace || DEFAULT_CONTROLLER_NAMESPACE } }
+      : {}),
     validityMs: parseValidity(flags.get('validity') ?? DEFAULT_VALIDITY),
     force: flags.has('force'),
   };

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { DEFAULT_WEBHOOK_CONFIG, parseArgs } from '@/server/cli/args';
 import { IN_CLUSTER, WEBHOOK_CA_SECRET } from './kubeControlPlaneServe';
+import { XDS_CA_SECRET } from './sharedCaSecret';
 import { ADMISSION_PATH } from './admissionWebhook';
 
 const DEPLOY = path.resolve(__dirname, '../../deploy');
@@ -167,7 +168,8 @@ describe('deploy/ manifests', () => {
       expect.objectContaining({ apiGroups: ['coordination.k8s.io'], resources: ['leases'] }),
     ]);
     expect(find('RoleBinding', 'meshdeck-leader-election').subjects[0].name).toBe('meshdeck');
-    // The webhook's caBundle: its own configuration only; its CA Secret: read by name, created here.
+    // The webhook's caBundle: its own configuration only; the CA Secrets (the webhook's, the ADS
+    // server's): read by name, created here.
     expect(role.rules).toContainEqual({
       apiGroups: ['admissionregistration.k8s.io'],
       resources: ['validatingwebhookconfigurations'],
@@ -175,7 +177,12 @@ describe('deploy/ manifests', () => {
       verbs: ['get', 'update'],
     });
     expect(find('Role', 'meshdeck-webhook-ca').rules).toEqual([
-      { apiGroups: [''], resources: ['secrets'], resourceNames: [WEBHOOK_CA_SECRET], verbs: ['get'] },
+      {
+        apiGroups: [''],
+        resources: ['secrets'],
+        resourceNames: [WEBHOOK_CA_SECRET, XDS_CA_SECRET],
+        verbs: ['get'],
+      },
       { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
     ]);
     expect(find('RoleBinding', 'meshdeck-webhook-ca').subjects[0].name).toBe('meshdeck');

@@ -547,8 +547,10 @@ describe('mesh CRDs on a real kube-apiserver', () => {
         { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: 'meshdeck-system' },
         { resource: 'users', verb: 'impersonate', name: 'alice' },
         { resource: 'groups', verb: 'impersonate', name: 'developers' },
-        // The admission webhook: its CA's Secret, and the caBundle of its own configuration.
+        // The admission webhook: its CA's Secret, and the caBundle of its own configuration; the ADS
+        // server's CA.
         { resource: 'secrets', verb: 'get', namespace: 'meshdeck-system', name: 'meshdeck-webhook-ca' },
+        { resource: 'secrets', verb: 'get', namespace: 'meshdeck-system', name: 'meshdeck-xds-ca' },
         { resource: 'secrets', verb: 'create', namespace: 'meshdeck-system' },
         {
           group: 'admissionregistration.k8s.io',

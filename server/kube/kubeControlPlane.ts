@@ -50,6 +50,14 @@ export interface KubeControlPlaneHealth {
   informersHealthy: boolean;
 }
 
+/**
+ * The controller's own namespace (its Lease, and the Secrets of its CAs): $POD_NAMESPACE, else the
+ * watched `namespace`, else `default`.
+ */
+export function controllerNamespace(env: NodeJS.ProcessEnv, namespace?: string): string {
+  return env.POD_NAMESPACE || namespace || 'default';
+}
+
 /** A KubeController driven by a LeaderElector (see the module comment). */
 export class KubeControlPlane {
   readonly controller: KubeController;
@@ -62,7 +70,7 @@ export class KubeControlPlane {
     const env = options.env ?? process.env;
     const logger = options.logger ?? console;
     this.identity = options.identity || env.POD_NAME || `${os.hostname()}-${process.pid}`;
-    this.leaseNamespace = options.leaseNamespace || env.POD_NAMESPACE || options.namespace || 'default';
+    this.leaseNamespace = options.leaseNamespace || controllerNamespace(env, options.namespace);
     this.controller = KubeController.start({
       kubeConfig: options.kubeConfig,
       ...(options.namespace ? { namespace: options.namespace } : {}),

@@ -16,7 +16,7 @@ import { CliError, ExitCode } from '../cli/cliError';
 import type { CliIo } from '../cli/cliIo';
 import { localMeshStateDir } from '../controlPlane/localMeshPaths';
 import { AdsServer } from '../xds/AdsServer';
-import { AdsListenError, listenAds, MeshXdsPublisher } from '../xds/meshXds';
+import { AdsListenError, MeshXdsPublisher } from '../xds/meshXds';
 import { MESH_CRD_KINDS } from '@/lib/kube/kubeSnapshot';
 import { consoleBuilt, REPO_ROOT, resolveSignIn, startConsoleHttp } from '../cli/consoleHttp';
 import { getConsoleContext } from '../console/consoleContext';
@@ -32,10 +32,12 @@ import { setClusterContext } from './clusterContext';
 import { ClusterMirror } from './clusterMirror';
 import { KubeConsole } from './kubeConsole';
 import { setKubeHealth } from './kubeHealthContext';
-import { KubeControlPlane, LEASE_NAME } from './kubeControlPlane';
+import { controllerNamespace, KubeControlPlane, LEASE_NAME } from './kubeControlPlane';
 import { urlHost } from '@/lib/util/urlHost';
 import { AdmissionWebhook, ADMISSION_PATH, clusterFromObjects } from './admissionWebhook';
 import { WebhookCertificates } from './webhookCertificates';
+import { KubeAdsCaError, listenKubeAds } from './listenKubeAds';
+import { XDS_CA_SECRET } from './sharedCaSecret';
 
 const SYNC_WAIT_MS = 30_000;
 
@@ -78,20 +80,25 @@ export async function runKubeServe(
       logger: { info: (m) => console.info(m), warn: (m) => console.warn(m) },
       metrics: metrics.ads,
     });
-    const caDir = cmd.xds.insecure ? undefined : path.join(localMeshStateDir(), 'xds-ca');
+    const ns = controllerNamespace(process.env, namespace);
     try {
-      const { port, tls } = await listenAds(ads, {
+      const { port, tls } = await listenKubeAds(ads, {
+        kubeConfig: kc,
+        namespace: ns,
         host: cmd.xds.host,
         port: cmd.xds.port,
-        ...(caDir ? { tlsDir: caDir } : { insecure: true }),
+        ...(cmd.xds.insecure ? { insecure: true } : { caDir: path.join(localMeshStateDir(), 'xds-ca') }),
+        logger: { info: (m) => console.info(m) },
       });
       const host = urlHost(cmd.xds.host);
       adsListen = { listen: `${host}:${port}`, tls };
       adsLine = tls
-        ? `xDS (ADS): ${host}:${port}, mTLS: proxies present a certificate from the CA in ${caDir}\n`
+        ? `xDS (ADS): ${host}:${port}, mTLS: proxies present a certificate from the CA in Secret ` +
+          `${ns}/${XDS_CA_SECRET} ` +
+          `(meshdeck xds bootstrap NAMESPACE/POD --kubeconfig PATH)\n`
         : `xDS (ADS): ${host}:${port}, plaintext (--xds-insecure): proxies are not authenticated\n`;
     } catch (e) {
-      if (e instanceof AdsListenError)
+      if (e instanceof AdsListenError || e instanceof KubeAdsCaError)
         throw new CliError(
           `serve: ${e.message} (see --xds-listen, --xds-insecure and --no-xds)`,
           ExitCode.usage,

@@ -15,6 +15,7 @@ import path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { type Certificate, CertificateManager } from '../xds/CertificateManager';
 import { describeError } from './kubeSource';
+import { seedCaDir, sharedCaSecret } from './sharedCaSecret';
 
 /** What the HTTPS server needs, and the CA the API server must trust. */
 export interface WebhookTls {
@@ -62,16 +63,17 @@ export class WebhookCertificates {
 
   /** Reads (or creates) the shared CA and issues this replica's serving certificate. */
   async start(): Promise<WebhookTls> {
-    const { crt, key } = await this.sharedCa();
+    const { crt, key } = await sharedCaSecret({
+      core: this.core,
+      namespace: this.options.namespace,
+      secretName: this.options.secretName,
+      workDir: this.options.dir,
+      component: 'admission-webhook',
+      ...(this.options.logger ? { logger: this.options.logger } : {}),
+    });
     const caDir = path.join(this.options.dir, 'ca');
-    // A fresh openssl database each start, holding the Secret's CA (it may have been replaced).
-    await fs.rm(caDir, { recursive: true, force: true });
-    await fs.mkdir(path.join(caDir, 'issued'), { recursive: true, mode: 0o700 });
+    await seedCaDir(caDir, { crt, key });
     await fs.chmod(this.options.dir, 0o700);
-    await fs.writeFile(path.join(caDir, 'root.crt'), crt, { mode: 0o600 });
-    await fs.writeFile(path.join(caDir, 'root.key'), key, { mode: 0o600 });
-    await fs.writeFile(path.join(caDir, 'index.txt'), '', { mode: 0o600 });
-    await fs.writeFile(path.join(caDir, 'serial'), '1000\n', { mode: 0o600 });
     this.ca = crt;
     this.manager = new CertificateManager({
       dir: caDir,
@@ -134,60 +136,6 @@ export class WebhookCertificates {
 
   private tlsOf(c: Certificate): WebhookTls {
     return { key: c.privateKey, cert: c.certificateChain, ca: c.issuingCA, expiration: c.expiration };
-  }
-
-  /** The CA from the Secret; created (by this replica, or read from the one that won) when absent. */
-  private async sharedCa(): Promise<{ crt: Buffer; key: Buffer }> {
-    const { namespace, secretName } = this.options;
-    const read = async (): Promise<{ crt: Buffer; key: Buffer } | undefined> => {
-      try {
-        const s = await this.core.readNamespacedSecret({ name: secretName, namespace });
-        const crt = s.data?.['ca.crt'];
-        const key = s.data?.['ca.key'];
-        if (!crt || !key) throw new Error(`Secret ${namespace}/${secretName} has no ca.crt and ca.key`);
-        return { crt: Buffer.from(crt, 'base64'), key: Buffer.from(key, 'base64') };
-      } catch (e) {
-        if (statusOf(e) === 404) return undefined;
-        if (statusOf(e) === undefined) throw e;
-        throw new Error(`reading Secret ${namespace}/${secretName}: ${describeError(e)}`);
-      }
-    };
-    const found = await read();
-    if (found) return found;
-    const genDir = path.join(this.options.dir, 'new-ca');
-    await fs.rm(genDir, { recursive: true, force: true });
-    await fs.mkdir(this.options.dir, { recursive: true, mode: 0o700 });
-    const gen = new CertificateManager({ dir: genDir });
-    await gen.init();
-    const crt = await fs.readFile(path.join(genDir, 'root.crt'));
-    const key = await fs.readFile(path.join(genDir, 'root.key'));
-    await fs.rm(genDir, { recursive: true, force: true });
-    try {
-      await this.core.createNamespacedSecret({
-        namespace,
-        body: {
-          metadata: {
-            name: secretName,
-            namespace,
-            labels: {
-              'app.kubernetes.io/name': 'meshdeck',
-              'app.kubernetes.io/component': 'admission-webhook',
-            },
-          },
-          type: 'Opaque',
-          data: { 'ca.crt': crt.toString('base64'), 'ca.key': key.toString('base64') },
-        },
-      });
-      this.options.logger?.info(`admission webhook: created its CA in Secret ${namespace}/${secretName}`);
-      return { crt, key };
-    } catch (e) {
-      if (statusOf(e) !== 409)
-        throw new Error(`creating Secret ${namespace}/${secretName}: ${describeError(e)}`);
-      // Another replica created it first: use that one.
-      const theirs = await read();
-      if (!theirs) throw new Error(`Secret ${namespace}/${secretName} exists and cannot be read`);
-      return theirs;
-    }
   }
 }
 

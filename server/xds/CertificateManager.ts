@@ -259,6 +259,9 @@ export class CertificateManager extends EventEmitter<{ announcement: [Certificat
           `dir = ${d}`,
           `database = ${path.join(d, 'index.txt')}`,
           `serial = ${path.join(d, 'serial')}`,
+          // Random serials: a CA shared through a Secret is seeded into a fresh database on each replica
+          // and each start (server/kube/sharedCaSecret.ts), where a counter would repeat itself.
+          'rand_serial = yes',
           `new_certs_dir = ${path.join(d, 'issued')}`,
           `certificate = ${path.join(d, 'root.crt')}`,
           `private_key = ${path.join(d, 'root.key')}`,

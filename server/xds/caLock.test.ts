@@ -18,16 +18,19 @@ const tmp = () => {
 };
 
 describe('withCaLock', () => {
-  it('two CertificateManagers on one CA, issuing at once, never hand out a serial twice', async () => {
+  it('two CertificateManagers starting at once on an empty directory share one root, and each leaf verifies against it', async () => {
     const dir = path.join(tmp(), 'ca');
-    await new CertificateManager({ dir }).init();
-    // Each manager queues its own issues; the two queues run side by side, as two processes' would.
+    // As `meshdeck serve` and `meshdeck xds bootstrap` would on a first start: each must not mint a root of its own.
     const managers = [new CertificateManager({ dir }), new CertificateManager({ dir })];
     const certs = await Promise.all(
-      managers.flatMap((cm, m) => Array.from({ length: 6 }, (_, i) => cm.issue(`ns${m}/pod-${i}`))),
+      managers.flatMap((cm, m) => Array.from({ length: 3 }, (_, i) => cm.issue(`ns${m}/pod-${i}`))),
     );
-    const serials = certs.map((c) => new X509Certificate(c.certificateChain).serialNumber);
-    expect(new Set(serials).size).toBe(12);
+    const roots = await Promise.all(managers.map((cm) => cm.root()));
+    expect(roots[0]!.certificateChain.equals(roots[1]!.certificateChain)).toBe(true);
+    const onDisk = new X509Certificate(fs.readFileSync(path.join(dir, 'root.crt')));
+    for (const c of certs)
+      expect(new X509Certificate(c.certificateChain).verify(onDisk.publicKey)).toBe(true);
+    expect(new Set(certs.map((c) => new X509Certificate(c.certificateChain).serialNumber)).size).toBe(6);
     expect(fs.existsSync(path.join(dir, 'ca.lock'))).toBe(false);
   });
 

@@ -104,6 +104,8 @@ export interface AdsListenOptions {
   insecure?: boolean;
   /** mTLS: where the CertificateManager keeps its root CA (required without `insecure`). */
   tlsDir?: string;
+  /** More names the server certificate carries (`DNS:meshdeck.ns.svc`): those proxies dial it by. */
+  extraSans?: string[];
   /** Lifetime of the server certificate (default 24 h); it is renewed after 2/3 of it. */
   serverCertValidityMs?: number;
   /** How often the renewal checks the certificate (default 60 s). */
@@ -129,7 +131,7 @@ export async function listenAds(
   const cm = new CertificateManager({ dir: o.tlsDir });
   // A wildcard bind is reached on loopback here, so that is the address the certificate names.
   const name = o.host === '0.0.0.0' || o.host === '::' ? '127.0.0.1' : o.host;
-  const sans = ['DNS:localhost', isIP(name) ? `IP:${name}` : `DNS:${name}`];
+  const sans = ['DNS:localhost', isIP(name) ? `IP:${name}` : `DNS:${name}`, ...(o.extraSans ?? [])];
   let cert, root;
   try {
     cert = await cm.issue(XDS_SERVER_COMMON_NAME, o.serverCertValidityMs ?? 24 * 3600_000, [

@@ -35,6 +35,7 @@ test("the gRPC client's load reports show on the proxies page, on the canvas and
   expect(rate).toBeGreaterThan(0);
   await expect(row.getByTestId('proxy-load-success')).toHaveText('100% ok');
   // This server's ADS is plaintext (grpc-js-xds presents no certificate): the xDS column says so.
+  await expect(row.locator('.proxies-table__xds')).toContainText('4 SYNCED');
   const transport = row.getByTestId(`proxy-xds-transport-${CLIENT}`);
   await expect(transport).toHaveText('plaintext');
   await expect(transport).toHaveAttribute('title', /not authenticated: the server runs with --xds-insecure/);

@@ -6,7 +6,7 @@ import { Fragment, useEffect, useId, useState } from 'react';
 import { proxyNodeId } from '@/lib/console/nodeIds';
 import { filterProxies, syncCounts } from '@/lib/console/proxyFilter';
 import { formatAgo, sessionsSummary } from '@/lib/console/proxySessions';
-import type { ProxyLiveState } from '@/server/controlPlane/liveState';
+import { xdsRejections, xdsSummary } from '@/lib/console/xdsTypeRows';
 import { errorMessage } from './api';
 import { draftIdFromLocation, MAIN_DRAFT_ID, withDraft } from './draftId';
 import { ProxyLoadCell } from './GrpcLoad';
@@ -16,14 +16,6 @@ import { liveStateQuery } from './queries';
 import { useLiveEvents } from './useLiveEvents';
 import { useNow } from './useNow';
 import { XdsTransport } from './XdsStatus';
-
-function xdsText(p: ProxyLiveState): string {
-  if (!p.xds) return '–';
-  const types = Object.entries(p.xds.types)
-    .map(([t, v]) => `${t} ${v.status}`)
-    .join(', ');
-  return `${p.xds.connected ? 'connected' : 'disconnected'}${types ? `: ${types}` : ''}`;
-}
 
 /**
  * The proxies table: sync, last push, errors, endpoints, sessions (each proxy's list opens from its
@@ -137,7 +129,7 @@ export function ProxiesPage() {
               <col className="w-num" />
               <col className="w-num" />
               <col className="w-num" />
-              <col className="w-num" />
+              <col className="w-load" />
               <col className="w-num" />
               <col />
             </colgroup>
@@ -164,6 +156,9 @@ export function ProxiesPage() {
                 const tone = proxyTone(p);
                 const endpoints = p.clusters.reduce((n, c) => n + c.endpoints.length, 0);
                 const open = expanded.has(p.id);
+                const xds = p.xds ? xdsSummary(p.xds) : undefined;
+                // A client's rejection of its config (a NACK) is an error of this proxy, as a failed push is.
+                const rejected = p.xds ? xdsRejections(p.xds) : '';
                 const listId = `${idBase}-sessions-${p.id}`;
                 return (
                   <Fragment key={p.id}>
@@ -187,12 +182,12 @@ export function ProxiesPage() {
                           ? `${formatAgo(p.lastPush.at, now)} · ${p.lastPush.operations} ops · ${p.lastPush.durationMs} ms`
                           : '–'}
                       </td>
-                      <td className={p.lastPush?.failed ? 'tone-bad' : ''}>
+                      <td className={p.lastPush?.failed || rejected ? 'tone-bad' : ''}>
                         {p.lastPush?.failed
                           ? `${p.lastPush.failed.op ? `${p.lastPush.failed.op.method} ${p.lastPush.failed.op.path}: ` : ''}${p.lastPush.failed.message}`
                           : p.reachable === false
                             ? 'unreachable'
-                            : ''}
+                            : rejected}
                       </td>
                       <td>{p.listeners.length}</td>
                       <td>{p.clusters.length}</td>
@@ -214,8 +209,8 @@ export function ProxiesPage() {
                         )}
                       </td>
                       <td>{p.counters.restarts}</td>
-                      <td>
-                        {xdsText(p)}
+                      <td className="proxies-table__xds" title={xds?.title}>
+                        {xds?.text ?? '–'}
                         {p.xds ? (
                           <XdsTransport proxy={p} now={now} />
                         ) : p.role === 'grpc' ? (

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ProxyXdsLiveState } from '../../server/controlPlane/liveState';
-import { xdsTypeRows } from './xdsTypeRows';
+import { xdsRejections, xdsSummary, xdsTypeRows } from './xdsTypeRows';
 
 const nack = {
   version: 'r2',
@@ -74,5 +74,34 @@ describe('xdsTypeRows', () => {
     );
     expect(rows[2]).toEqual({ type: 'CDS', status: 'NOT SENT' });
     expect(rows[3]).toEqual({ type: 'EDS', status: 'STALE', acked: 'e1', sending: 'e2' });
+  });
+});
+
+describe('xdsSummary / xdsRejections', () => {
+  it('all synced: a count; a type not subscribed does not count against it', () => {
+    expect(xdsSummary({ connected: true, ...types({}) })).toEqual({
+      text: '4 SYNCED',
+      title: 'LDS SYNCED, RDS SYNCED, CDS SYNCED, EDS SYNCED',
+    });
+    expect(
+      xdsSummary({ connected: true, ...types({ CDS: { status: 'NOT SENT', subscribed: [] } }) }).text,
+    ).toBe('3 SYNCED');
+    expect(xdsRejections(types({}))).toBe('');
+  });
+
+  it('names each type that is not synced, and the current rejection with its message', () => {
+    const t = types({
+      RDS: {
+        status: 'NACKED',
+        subscribed: ['*'],
+        lastSentVersion: 'r2',
+        lastAckedVersion: 'r1',
+        lastNack: nack,
+      },
+      EDS: { status: 'STALE', subscribed: ['*'], lastSentVersion: 'e2', lastAckedVersion: 'e1' },
+    });
+    expect(xdsSummary({ connected: true, ...t }).text).toBe('RDS NACKED, EDS STALE');
+    expect(xdsRejections(t)).toBe('RDS rejected: route: weights sum to 0');
+    expect(xdsSummary({ connected: false, ...t }).text).toBe('disconnected');
   });
 });

@@ -37,3 +37,29 @@ export function xdsTypeRows(xds: Pick<ProxyXdsLiveState, 'types'>): XdsTypeRow[]
     return row;
   });
 }
+
+/**
+ * The proxies page's xDS status, as short as its column: `4 SYNCED` when all agree, else each type that
+ * is not SYNCED (`RDS NACKED, EDS STALE`); a closed stream says so. The whole list is the cell's title.
+ */
+export function xdsSummary(xds: Pick<ProxyXdsLiveState, 'types' | 'connected'>): {
+  text: string;
+  title: string;
+} {
+  const rows = xdsTypeRows(xds);
+  const title = rows.map((r) => `${r.type} ${r.status}`).join(', ');
+  if (!xds.connected) return { text: 'disconnected', title };
+  const synced = rows.filter((r) => r.status === 'SYNCED' || r.status === 'NOT SENT');
+  const others = rows.filter((r) => !synced.includes(r));
+  const sent = rows.filter((r) => r.status === 'SYNCED').length;
+  const text = others.length ? others.map((r) => `${r.type} ${r.status}`).join(', ') : `${sent} SYNCED`;
+  return { text, title };
+}
+
+/** The client's current rejections, for the proxies page's Errors column: `RDS rejected: <message>`. */
+export function xdsRejections(xds: Pick<ProxyXdsLiveState, 'types'>): string {
+  return xdsTypeRows(xds)
+    .filter((r) => r.nack?.current)
+    .map((r) => `${r.type} rejected: ${r.nack!.message}`)
+    .join('; ');
+}

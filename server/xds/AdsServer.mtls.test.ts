@@ -12,8 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProxyStatus } from './AdsServer';
 import { type Certificate, CertificateManager } from './CertificateManager';
 import { TypeUrls } from './envoyProtos';
-import { type Child, forkAdsServer, waitFor } from './testing/children';
-import { demoSnapshot } from './testing/demoSnapshot';
+import { type Child, waitFor } from './testing/children';
+import { forkMtlsAds } from './testing/mtlsAdsChild';
 import { connectRawAds } from './testing/rawAdsClient';
 import { withTimeout } from '@/lib/util/withTimeout';
 
@@ -43,26 +43,10 @@ describe('ADS over mTLS with CertificateManager certificates', () => {
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'meshdeck-xds-ca-'));
-    cm = new CertificateManager({ dir: path.join(dir, 'ca'), defaultValidityMs: 600_000 });
+    ({ ads, port, cm } = await forkMtlsAds(path.join(dir, 'ca')));
     const rogueCm = new CertificateManager({ dir: path.join(dir, 'rogue') });
-    const server = await cm.issue('meshdeck-system/xds-server', 600_000, ['DNS:localhost', 'IP:127.0.0.1']);
     [podA, rogue] = await Promise.all([cm.issue('ns1/pod-a'), rogueCm.issue('ns1/pod-a')]);
     root = await cm.root();
-    ads = await forkAdsServer();
-    port = await ads.request<number>('listen', {
-      options: {
-        tls: {
-          key: server.privateKey.toString(),
-          cert: server.certificateChain.toString(),
-          ca: root.certificateChain.toString(),
-        },
-      },
-    });
-    const one = (service: string) =>
-      demoSnapshot({ service, clusters: [{ name: `${service}-c`, weight: 1, ports: [1] }] });
-    await ads.request('set', { nodeId: 'ns1/pod-a', snapshot: one('svc-a') });
-    await ads.request('set', { nodeId: 'ns1/pod-b', snapshot: one('svc-b') });
-    await ads.request('flush');
   }, 60_000);
 
   afterAll(async () => {

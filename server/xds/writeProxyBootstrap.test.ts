@@ -12,10 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { withTimeout } from '@/lib/util/withTimeout';
 import { runMeshdeck } from '../testing/runMeshdeck';
-import { CertificateManager } from './CertificateManager';
 import { encodeResource, envoyRoot, TypeUrls } from './envoyProtos';
-import { type Child, forkAdsServer, waitFor } from './testing/children';
-import { demoSnapshot } from './testing/demoSnapshot';
+import { type Child, waitFor } from './testing/children';
+import { forkMtlsAds } from './testing/mtlsAdsChild';
 import { connectRawAds } from './testing/rawAdsClient';
 
 const BOOTSTRAP = 'type.googleapis.com/envoy.config.bootstrap.v3.Bootstrap';
@@ -34,25 +33,7 @@ describe('meshdeck xds bootstrap', () => {
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'meshdeck-bootstrap-'));
     caDir = path.join(dir, 'ca');
-    // The server's certificate as listenAds issues it for 127.0.0.1.
-    const cm = new CertificateManager({ dir: caDir });
-    const server = await cm.issue('meshdeck-system/xds-server', 600_000, ['DNS:localhost', 'IP:127.0.0.1']);
-    const root = await cm.root();
-    ads = await forkAdsServer();
-    port = await ads.request<number>('listen', {
-      options: {
-        tls: {
-          key: server.privateKey.toString(),
-          cert: server.certificateChain.toString(),
-          ca: root.certificateChain.toString(),
-        },
-      },
-    });
-    const one = (service: string) =>
-      demoSnapshot({ service, clusters: [{ name: `${service}-c`, weight: 1, ports: [1] }] });
-    await ads.request('set', { nodeId: 'ns1/pod-a', snapshot: one('svc-a') });
-    await ads.request('set', { nodeId: 'ns1/pod-b', snapshot: one('svc-b') });
-    await ads.request('flush');
+    ({ ads, port } = await forkMtlsAds(caDir));
   }, 60_000);
 
   afterAll(async () => {

@@ -128,6 +128,14 @@ const ROWS: readonly RowSpec[] = [
         ],
       },
       {
+        title: 'Client certificates',
+        description:
+          'Client certificates of open ADS streams (mTLS) by when they end. A certificate is checked at the handshake only: a proxy whose certificate ended is refused at its next reconnect (the Proxies page names the proxy).',
+        unit: 'short',
+        stacked: true,
+        queries: [{ expr: `sum by (ends) (meshdeck_xds_client_certificates{${J}})`, legend: '{{ends}}' }],
+      },
+      {
         title: 'Proxyless gRPC client RPCs',
         description:
           "RPCs per second that proxyless gRPC clients report finishing (LRS), by xDS cluster and result (success, error; dropped by the client's load balancer).",

@@ -153,6 +153,56 @@ describe('listenKubeAds: one xDS CA for every replica, in a Secret', () => {
   });
 });
 
+describe('listenKubeAds when the API server is away', () => {
+  it('waits for it to come back (a restart), then serves from the same CA', async () => {
+    const kc = new k8s.KubeConfig();
+    kc.loadFromFile(kube.admin.kubeconfigPath);
+    const root = Buffer.from((await kubeSecret()).data!['ca.crt']!, 'base64');
+    await kube.killApiServer();
+    const said: string[] = [];
+    const cache = new SnapshotCache();
+    const ads = new AdsServer({ cache, logger: { warn: () => {} } });
+    const caDir = path.join(tmp, 'c', 'xds-ca');
+    const started = listenKubeAds(ads, {
+      kubeConfig: kc,
+      namespace: NS,
+      host: '127.0.0.1',
+      port: 0,
+      caDir,
+      logger: { info: (m) => said.push(m) },
+    });
+    replicas.push({ ads, cache, port: 0, caDir });
+    await waitFor('a retry said', () => said.length > 0, 20_000);
+    await kube.restartApiServer();
+    expect((await started).tls).toBe(true);
+    expect(said[0]).toMatch(
+      /the xDS CA in Secret default\/meshdeck-xds-ca: the API server is out of reach \(.*ECONNREFUSED.*\); trying again/,
+    );
+    expect(fs.readFileSync(path.join(caDir, 'root.crt')).equals(root)).toBe(true);
+  }, 120_000);
+
+  it('gives up after its attempts, saying why', async () => {
+    const kc = new k8s.KubeConfig();
+    kc.loadFromFile(kube.admin.kubeconfigPath);
+    await kube.killApiServer();
+    try {
+      const ads = new AdsServer({ cache: new SnapshotCache(), logger: { warn: () => {} } });
+      await expect(
+        listenKubeAds(ads, {
+          kubeConfig: kc,
+          namespace: NS,
+          host: '127.0.0.1',
+          port: 0,
+          caDir: path.join(tmp, 'd', 'xds-ca'),
+          attempts: 2,
+        }),
+      ).rejects.toThrow(/^the xDS CA in Secret default\/meshdeck-xds-ca: .*ECONNREFUSED/);
+    } finally {
+      await kube.restartApiServer();
+    }
+  }, 120_000);
+});
+
 async function kubeSecret(): Promise<k8s.V1Secret> {
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(kube.admin.kubeconfigPath);

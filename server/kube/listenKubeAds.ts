@@ -28,7 +28,12 @@ export interface KubeAdsOptions {
   /** This replica's copy of the CA (required without `insecure`). */
   caDir?: string;
   logger?: { info(m: string): void };
+  /** How often to try reaching the API server for the CA (default 8: about 15 s). */
+  attempts?: number;
 }
+
+/** Errors of a connection, not of the API server's answer. */
+const UNREACHABLE = /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|socket hang up/;
 
 /** Starts `ads` with the replicas' shared CA (or in plaintext); resolves with the bound port. */
 export async function listenKubeAds(
@@ -37,18 +42,28 @@ export async function listenKubeAds(
 ): Promise<{ port: number; tls: boolean }> {
   if (o.insecure) return listenAds(ads, { host: o.host, port: o.port, insecure: true });
   if (!o.caDir) throw new Error('listenKubeAds needs a caDir for mTLS (or insecure: true)');
-  try {
-    const ca = await sharedCaSecret({
-      core: o.kubeConfig.makeApiClient(k8s.CoreV1Api),
-      namespace: o.namespace,
-      secretName: XDS_CA_SECRET,
-      workDir: `${o.caDir}.work`,
-      component: 'xds',
-      ...(o.logger ? { logger: o.logger } : {}),
-    });
-    await seedCaDir(o.caDir, ca);
-  } catch (e) {
-    throw new KubeAdsCaError(`the xDS CA in Secret ${o.namespace}/${XDS_CA_SECRET}: ${(e as Error).message}`);
+  const where = `the xDS CA in Secret ${o.namespace}/${XDS_CA_SECRET}`;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const ca = await sharedCaSecret({
+        core: o.kubeConfig.makeApiClient(k8s.CoreV1Api),
+        namespace: o.namespace,
+        secretName: XDS_CA_SECRET,
+        workDir: `${o.caDir}.work`,
+        component: 'xds',
+        ...(o.logger ? { logger: o.logger } : {}),
+      });
+      await seedCaDir(o.caDir, ca);
+      break;
+    } catch (e) {
+      const message = (e as Error).message;
+      // A pod may start while the API server is briefly out of reach (it restarts, the network is not
+      // up yet): wait for it a while, as the informers do. A refusal (403) is final.
+      if (!UNREACHABLE.test(message) || attempt >= (o.attempts ?? 8))
+        throw new KubeAdsCaError(`${where}: ${message}`);
+      o.logger?.info(`${where}: the API server is out of reach (${message}); trying again`);
+      await new Promise((r) => setTimeout(r, Math.min(500 * attempt, 3000)));
+    }
   }
   return listenAds(ads, {
     host: o.host,

@@ -26,7 +26,7 @@ const PROXY = 'ns1/envoy-0';
 
 let kube: KubeApiServer;
 let tmp: string;
-const replicas: { ads: AdsServer; cache: SnapshotCache; port: number; caDir: string }[] = [];
+const replicas: { id: string; ads: AdsServer; cache: SnapshotCache; port: number; caDir: string }[] = [];
 const clients: RawAdsClient[] = [];
 
 beforeAll(async () => {
@@ -53,7 +53,7 @@ beforeAll(async () => {
         caDir,
       });
       expect(tls).toBe(true);
-      replicas.push({ ads, cache, port, caDir });
+      replicas.push({ id, ads, cache, port, caDir });
     }),
   );
 }, 180_000);
@@ -111,7 +111,7 @@ describe('listenKubeAds: one xDS CA for every replica, in a Secret', () => {
       });
       clients.push(c);
       const lds = await waitFor(`LDS from replica ${i}`, () => c.latest.get(TypeUrls.listener), 15_000);
-      expect(lds.names).toEqual([`svc-${'ab'[i]}`]);
+      expect(lds.names).toEqual([`svc-${replica.id}`]);
     }
     // The CA's key stays in the Secret: no copy is left behind by the CLI.
     expect(fs.readdirSync(os.tmpdir()).filter((d) => d.startsWith('meshdeck-xds-ca-'))).toEqual([]);
@@ -171,7 +171,7 @@ describe('listenKubeAds when the API server is away', () => {
       caDir,
       logger: { info: (m) => said.push(m) },
     });
-    replicas.push({ ads, cache, port: 0, caDir });
+    replicas.push({ id: 'c', ads, cache, port: 0, caDir });
     await waitFor('a retry said', () => said.length > 0, 20_000);
     await kube.restartApiServer();
     expect((await started).tls).toBe(true);

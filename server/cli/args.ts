@@ -61,6 +61,23 @@ export type CliCommand =
       force: boolean;
     }
   | {
+      command: 'xds';
+      sub: 'agent';
+      /** The ADS server, which also serves the CA's signing service. */
+      host: string;
+      port: number;
+      /** The name its certificate must carry (default the host). */
+      serverName: string;
+      /** The root CA the server's certificate must chain to. */
+      caFile: string;
+      /** The pod's projected service-account token (audience meshdeck), read again at each renewal. */
+      tokenFile: string;
+      out: string;
+      validityMs: number;
+      /** One certificate, then exit (an init container); else renew at half-life until stopped. */
+      once: boolean;
+    }
+  | {
       command: 'probe';
       listener: string;
       url: string;
@@ -131,6 +148,8 @@ export const USAGE = `Usage:
   meshdeck xds serve DIR [--listen [HOST:]PORT] (--insecure | --tls-dir PATH) [--metrics-listen [HOST:]PORT]
   meshdeck xds bootstrap NAMESPACE/POD [--out DIR] [--xds HOST:PORT] [--tls-dir PATH | --kubeconfig PATH [--namespace NS]]
                  [--validity 30d] [--force]
+  meshdeck xds agent [--xds HOST:PORT] [--server-name NAME] [--ca-file PATH] [--token-file PATH] [--out DIR]
+                 [--validity 24h] [--once]
   meshdeck probe LISTENER [--payload TEXT] [--from ADDR[:PORT]] [--proxy POD] [--label k=v] [--count N] [--timeout MS]
                  [--url URL] [--token T]
   meshdeck rollout start [NS/]TARGET --canary NAME --steps P1,P2,... [--pause S] [--probe LISTENER [--probe-count N]
@@ -262,6 +281,22 @@ Usage:
       --validity   the certificate's lifetime, 10m..365d (default 30d); run again before it ends
       --force      replace the files of an earlier run (a renewal)
 
+  meshdeck xds agent [--xds HOST:PORT] [--server-name NAME] [--ca-file PATH] [--token-file PATH] [--out DIR]
+                     [--validity 24h] [--once]
+      In a proxy's pod (Kubernetes mode), as Istio's agent: make a private key, have the xDS CA
+      sign it (its signing service on the ADS port, Istio's CreateCertificate API) with the pod's
+      service-account token, and write cert.pem, key.pem (0600), ca.pem and grpc-bootstrap.json
+      (the pod's node id from the certificate) for the app; renew at half the lifetime, with a new
+      key, until stopped. The certificate names the token's own pod: a pod cannot ask for another.
+      --xds          the ADS server (default meshdeck.meshdeck-system.svc:18000)
+      --server-name  the name its certificate must carry (default the --xds host)
+      --ca-file      the root CA to trust it by (default /var/run/secrets/meshdeck/ca.crt)
+      --token-file   a projected serviceAccountToken, audience "meshdeck", bound to the pod
+                     (default /var/run/secrets/meshdeck/token); read again at each renewal
+      --out          where to write (default /var/run/meshdeck)
+      --validity     the lifetime asked for, 10m..365d (default 24h; the CA grants at most 24h)
+      --once         one certificate, then exit (an init container); exit 2 if refused
+
   meshdeck probe LISTENER [--payload TEXT] [--from ADDR[:PORT]] [--proxy POD] [--label k=v] [--count N] [--timeout MS]
                  [--url URL] [--token T]
       Ask a running console (--url, default http://127.0.0.1:3000) to send a message through a
@@ -363,6 +398,10 @@ const FLAGS = {
     force: false,
     kubeconfig: true,
     namespace: true,
+    'ca-file': true,
+    'token-file': true,
+    'server-name': true,
+    once: false,
   },
   probe: {
     payload: true,
@@ -610,6 +649,7 @@ function parseListen(listen: string, what: string): { host: string; port: number
 const XDS_SUB_FLAGS = {
   serve: ['listen', 'insecure', 'tls-dir', 'metrics-listen'],
   bootstrap: ['out', 'xds', 'tls-dir', 'validity', 'force', 'kubeconfig', 'namespace'],
+  agent: ['xds', 'server-name', 'ca-file', 'token-file', 'out', 'validity', 'once'],
 } as const;
 
 /** Certificates for proxies: at least 10 minutes (a clock's skew), at most a year. */
@@ -620,23 +660,24 @@ const DEFAULT_VALIDITY = '30d';
 const DEFAULT_CONTROLLER_NAMESPACE = 'meshdeck-system';
 
 /** `90m`, `24h`, `30d` -> ms. */
-function parseValidity(text: string): number {
+function parseValidity(text: string, what = 'xds bootstrap'): number {
   const m = /^(\d+)(m|h|d)$/.exec(text);
   const ms = m ? Number(m[1]) * { m: 60_000, h: 3600_000, d: 24 * 3600_000 }[m[2] as 'm' | 'h' | 'd'] : NaN;
   if (!(ms >= VALIDITY_MIN_MS && ms <= VALIDITY_MAX_MS))
-    throw new UsageError(`xds bootstrap: --validity must be 10m..365d (e.g. 24h, 30d), not "${text}"`);
+    throw new UsageError(`${what}: --validity must be 10m..365d (e.g. 24h, 30d), not "${text}"`);
   return ms;
 }
 
 function parseXds(positionals: string[], flags: Map<string, string>): CliCommand {
   const [sub, dir, ...extra] = positionals;
-  if (sub === undefined) throw new UsageError('xds: missing sub-command (serve, bootstrap)');
-  if (sub !== 'serve' && sub !== 'bootstrap')
-    throw new UsageError(`xds: unknown sub-command "${sub}" (serve, bootstrap)`);
+  if (sub === undefined) throw new UsageError('xds: missing sub-command (serve, bootstrap, agent)');
+  if (sub !== 'serve' && sub !== 'bootstrap' && sub !== 'agent')
+    throw new UsageError(`xds: unknown sub-command "${sub}" (serve, bootstrap, agent)`);
   const allowed: readonly string[] = XDS_SUB_FLAGS[sub];
   for (const f of flags.keys())
     if (!allowed.includes(f)) throw new UsageError(`xds ${sub}: unknown option --${f}`);
   if (sub === 'bootstrap') return parseXdsBootstrap(dir, extra, flags);
+  if (sub === 'agent') return parseXdsAgent(positionals.slice(1), flags);
   if (dir === undefined) throw new UsageError('xds serve: missing DIR (a directory or a manifest file)');
   if (extra.length > 0) throw new UsageError(`xds serve: unexpected argument "${extra[0]}"`);
   const { host, port } = parseListen(flags.get('listen') ?? DEFAULT_XDS_LISTEN, 'xds serve: --listen');
@@ -660,6 +701,37 @@ function parseXds(positionals: string[], flags: Map<string, string>): CliCommand
     insecure,
     ...(tlsDir ? { tlsDir } : {}),
     ...(metrics ? { metrics } : {}),
+  };
+}
+
+/** Where deploy/README's agent container finds its token and the root, and writes for the app. */
+const AGENT_DEFAULTS = {
+  xds: 'meshdeck.meshdeck-system.svc:18000',
+  tokenFile: '/var/run/secrets/meshdeck/token',
+  caFile: '/var/run/secrets/meshdeck/ca.crt',
+  out: '/var/run/meshdeck',
+  validity: '24h',
+};
+
+function parseXdsAgent(extra: string[], flags: Map<string, string>): CliCommand {
+  if (extra.length > 0) throw new UsageError(`xds agent: unexpected argument "${extra[0]}"`);
+  const { host, port } = parseListen(flags.get('xds') ?? AGENT_DEFAULTS.xds, 'xds agent: --xds');
+  const value = (flag: string, fallback: string) => {
+    const v = flags.get(flag) ?? fallback;
+    if (v === '') throw new UsageError(`xds agent: --${flag} needs a value`);
+    return v;
+  };
+  return {
+    command: 'xds',
+    sub: 'agent',
+    host,
+    port,
+    serverName: value('server-name', host),
+    caFile: value('ca-file', AGENT_DEFAULTS.caFile),
+    tokenFile: value('token-file', AGENT_DEFAULTS.tokenFile),
+    out: value('out', AGENT_DEFAULTS.out),
+    validityMs: parseValidity(flags.get('validity') ?? AGENT_DEFAULTS.validity, 'xds agent'),
+    once: flags.has('once'),
   };
 }
 

@@ -29,9 +29,10 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
       case 'serve':
         return await (await import('./runServe')).runServe(cmd, io);
       case 'xds':
-        return cmd.sub === 'bootstrap'
-          ? await (await import('./runXdsBootstrap')).runXdsBootstrap(cmd, io)
-          : await (await import('./runXds')).runXds(cmd, io);
+        if (cmd.sub === 'bootstrap')
+          return await (await import('./runXdsBootstrap')).runXdsBootstrap(cmd, io);
+        if (cmd.sub === 'agent') return await (await import('./runXdsAgent')).runXdsAgentCommand(cmd, io);
+        return await (await import('./runXds')).runXds(cmd, io);
       case 'probe':
         return await (await import('./runProbe')).runProbe(cmd, io);
       case 'rollout':

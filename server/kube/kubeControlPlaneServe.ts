@@ -94,8 +94,8 @@ export async function runKubeServe(
       adsListen = { listen: `${host}:${port}`, tls };
       adsLine = tls
         ? `xDS (ADS): ${host}:${port}, mTLS: proxies present a certificate from the CA in Secret ` +
-          `${ns}/${XDS_CA_SECRET} ` +
-          `(meshdeck xds bootstrap NAMESPACE/POD --kubeconfig PATH)\n`
+          `${ns}/${XDS_CA_SECRET}: a pod's agent gets one on this port with its bound token ` +
+          `(meshdeck xds agent), an operator with meshdeck xds bootstrap NAMESPACE/POD --kubeconfig PATH\n`
         : `xDS (ADS): ${host}:${port}, plaintext (--xds-insecure): proxies are not authenticated\n`;
     } catch (e) {
       if (e instanceof AdsListenError || e instanceof KubeAdsCaError)

@@ -2,11 +2,13 @@
  * Kubernetes mode's ADS server: every replica serves mTLS from the one CA in the Secret meshdeck-xds-ca
  * (server/kube/sharedCaSecret.ts), so a proxy's certificate (`meshdeck xds bootstrap --kubeconfig`) is
  * good at whichever replica the Service sends it to, and the server certificate names the Service as
- * proxies in the cluster dial it (deploy/console.yaml: `meshdeck.<ns>.svc`).
+ * proxies in the cluster dial it (deploy/console.yaml: `meshdeck.<ns>.svc`). A pod gets its own
+ * certificate on the same port from the CA's signing service, with its bound token (`meshdeck xds agent`).
  */
 import * as k8s from '@kubernetes/client-node';
 import type { AdsServer } from '../xds/AdsServer';
 import { listenAds } from '../xds/meshXds';
+import { podTokenAuthenticator } from './podTokenAuthenticator';
 import { seedCaDir, sharedCaSecret, XDS_CA_SECRET } from './sharedCaSecret';
 
 /** The shared CA could not be read or created: its message is fit to print. */
@@ -30,6 +32,12 @@ export interface KubeAdsOptions {
   logger?: { info(m: string): void };
   /** How often to try reaching the API server for the CA (default 8: about 15 s). */
   attempts?: number;
+  /**
+   * The CA's signing service for pods' agents (`meshdeck xds agent`), on by default: a pod's bound
+   * service-account token (podTokenAuthenticator.ts) gets it a certificate for itself. `false`: off
+   * (certificates only from `meshdeck xds bootstrap --kubeconfig`). The lifetimes default to 10 min..24 h.
+   */
+  signing?: false | { minValidityMs?: number; maxValidityMs?: number };
 }
 
 /** Errors of a connection, not of the API server's answer. */
@@ -70,5 +78,14 @@ export async function listenKubeAds(
     port: o.port,
     tlsDir: o.caDir,
     extraSans: [`DNS:meshdeck.${o.namespace}.svc`, `DNS:meshdeck.${o.namespace}.svc.cluster.local`],
+    ...(o.signing === false
+      ? {}
+      : {
+          signing: {
+            authenticate: podTokenAuthenticator(o.kubeConfig),
+            ...o.signing,
+            ...(o.logger ? { logger: o.logger } : {}),
+          },
+        }),
   });
 }

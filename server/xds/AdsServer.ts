@@ -22,7 +22,6 @@
  *   same proxy is refused with PERMISSION_DENIED.
  */
 import { EventEmitter } from 'node:events';
-import type { PeerCertificate } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import { type ClusterLoadReport, readLoadStatsRequest } from '@/lib/xds/loadReports';
 import {
@@ -37,6 +36,8 @@ import type { NodeSnapshot, SnapshotCache, TypeSnapshot } from './SnapshotCache'
 import { discoveryResponsePrefix, withNonce } from './discoveryResponseBytes';
 import { leanDeserializer, scanDeltaDiscoveryRequest, scanDiscoveryRequest } from './leanDiscoveryRequest';
 import { RotatingCertificates, type TlsMaterial } from './rotatingCertificates';
+import { certificateServiceDefinition } from './certificateService';
+import { identityFromCertificate } from './certificateIdentity';
 import { stopGrpcServer } from '../stopGrpcServer';
 
 export type SyncStatus = 'SYNCED' | 'STALE' | 'NACKED' | 'NOT SENT';
@@ -103,6 +104,12 @@ export type ListenOptions =
       host?: string;
       port?: number;
       tls: { key: Buffer | string; cert: Buffer | string; ca: Buffer | string };
+      /**
+       * Handlers of the CA's signing service (certificateService.ts) on the same port, for pods that
+       * have no certificate yet: the TLS handshake then admits clients without one, and ADS and LRS
+       * streams without a certificate from the CA are refused at the call instead.
+       */
+      certificateService?: grpc.UntypedServiceImplementation;
     }
   | { host?: string; port?: number; insecure: true };
 
@@ -157,17 +164,6 @@ interface DeltaDiscoveryRequest {
   initial_resource_versions?: Record<string, string>;
   response_nonce?: string;
   error_detail?: { code?: number; message?: string } | null;
-}
-
-/** The proxy name a certificate carries: `<ns>/<pod>` from a meshdeck SPIFFE URI SAN, else the CN. */
-export function identityFromCertificate(cert: PeerCertificate): string | undefined {
-  const san = cert.subjectaltname ?? '';
-  for (const part of san.split(/,\s*/)) {
-    const m = /^URI:spiffe:\/\/meshdeck\/ns\/([^/]+)\/pod\/([^/]+)$/.exec(part);
-    if (m) return `${decodeURIComponent(m[1]!)}/${decodeURIComponent(m[2]!)}`;
-  }
-  const cn = cert.subject?.CN;
-  return Array.isArray(cn) ? cn[0] : cn || undefined;
 }
 
 interface TypeState extends TypeSyncState {
@@ -259,6 +255,8 @@ export class AdsServer extends EventEmitter<AdsServerEvents> {
   private readonly cache: SnapshotCache;
   private readonly log: { info: (m: string) => void; warn: (m: string) => void };
   private tls = false;
+  /** The CA's signing service shares the port: clients may connect without a certificate. */
+  private signing = false;
   /** Streams with types to send after a publish, in the order they were announced. */
   private readonly pending = new Map<StreamCtx, Set<XdsTypeUrl>>();
   private drainScheduled: NodeJS.Immediate | undefined;
@@ -317,8 +315,9 @@ export class AdsServer extends EventEmitter<AdsServerEvents> {
     let creds: grpc.ServerCredentials;
     if ('tls' in options && options.tls) {
       this.certificates = new RotatingCertificates(options.tls);
-      creds = this.certificates.serverCredentials();
+      creds = this.certificates.serverCredentials(!options.certificateService);
       this.tls = true;
+      this.signing = !!options.certificateService;
     } else if ('insecure' in options && options.insecure === true) {
       creds = grpc.ServerCredentials.createInsecure();
       this.tls = false;
@@ -340,6 +339,8 @@ export class AdsServer extends EventEmitter<AdsServerEvents> {
     server.addService(tolerantService(lrsServiceDefinition()), {
       StreamLoadStats: (call: grpc.ServerDuplexStream<LoadStatsRequest, unknown>) => this.lrs(call),
     });
+    if ('tls' in options && options.certificateService)
+      server.addService(certificateServiceDefinition(), options.certificateService);
     const port = await new Promise<number>((resolve, reject) =>
       server.bindAsync(`${host}:${options.port ?? 0}`, creds, (err, p) => (err ? reject(err) : resolve(p))),
     );
@@ -511,7 +512,12 @@ export class AdsServer extends EventEmitter<AdsServerEvents> {
     const cert = call.getAuthContext?.()?.sslPeerCertificate;
     const certIdentity = cert ? identityFromCertificate(cert) : undefined;
     if (!cert || !certIdentity)
-      return { code: grpc.status.UNAUTHENTICATED, details: 'no client certificate identity' };
+      return {
+        code: grpc.status.UNAUTHENTICATED,
+        details: this.signing
+          ? 'no client certificate from the xDS CA: get one from this server first (meshdeck xds agent)'
+          : 'no client certificate identity',
+      };
     if (certIdentity !== nodeId)
       return {
         code: grpc.status.PERMISSION_DENIED,

@@ -63,6 +63,28 @@ export function spiffeIdFor(commonName: CommonName): string {
   return `spiffe://meshdeck/ns/${encodeURIComponent(m[1]!)}/pod/${encodeURIComponent(m[2]!)}`;
 }
 
+/** A signing request refused for what it is (malformed, unverifiable, a weak key): its message says why. */
+export class CsrRefusedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CsrRefusedError';
+  }
+}
+
+function subjectFor(commonName: CommonName): string {
+  return `/O=meshdeck/CN=${commonName.replace(/[/\\+=,]/g, (c) => '\\' + c)}`;
+}
+
+/** Why the public key in `openssl req -text` output is too weak, or undefined. */
+function weakKey(text: string): string | undefined {
+  const bits = Number(/Public-Key: \((\d+) bit\)/.exec(text)?.[1] ?? 0);
+  if (/rsaEncryption/.test(text))
+    return bits >= 2048 ? undefined : `an RSA key of ${bits} bits (2048 or more)`;
+  if (/id-ecPublicKey/.test(text)) return bits >= 256 ? undefined : `an EC key of ${bits} bits (256 or more)`;
+  if (/ED25519/i.test(text)) return undefined;
+  return 'a key type other than EC, RSA or Ed25519';
+}
+
 function asn1Time(d: Date): string {
   // GeneralizedTime YYYYMMDDHHMMSSZ (accepted by `openssl ca -startdate/-enddate`).
   return d
@@ -230,92 +252,141 @@ export class CertificateManager extends EventEmitter<{ announcement: [Certificat
       if (!/^(DNS:[A-Za-z0-9.*-]+|IP:[0-9a-fA-F:.]+)$/.test(s))
         throw new Error(`unsupported SAN ${JSON.stringify(s)}`);
     await this.init();
-    const spiffeId = spiffeIdFor(commonName);
     const work = await fs.mkdtemp(path.join(this.dir, 'leaf-'));
     try {
       const key = path.join(work, 'leaf.key');
       const csr = path.join(work, 'leaf.csr');
-      const crt = path.join(work, 'leaf.crt');
-      const cnf = path.join(work, 'ca.cnf');
       await this.exec(['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', key]);
       await fs.chmod(key, 0o600);
-      await this.exec([
-        'req',
-        '-new',
-        '-key',
-        key,
-        '-out',
-        csr,
-        '-subj',
-        `/O=meshdeck/CN=${commonName.replace(/[/\\+=,]/g, (c) => '\\' + c)}`,
-      ]);
-      const d = this.dir;
-      await fs.writeFile(
-        cnf,
-        [
-          '[ca]',
-          'default_ca = meshdeck',
-          '[meshdeck]',
-          `dir = ${d}`,
-          `database = ${path.join(d, 'index.txt')}`,
-          `serial = ${path.join(d, 'serial')}`,
-          // Random serials: a CA shared through a Secret is seeded into a fresh database on each replica
-          // and each start (server/kube/sharedCaSecret.ts), where a counter would repeat itself.
-          'rand_serial = yes',
-          `new_certs_dir = ${path.join(d, 'issued')}`,
-          `certificate = ${path.join(d, 'root.crt')}`,
-          `private_key = ${path.join(d, 'root.key')}`,
-          'default_md = sha256',
-          'policy = anything',
-          'unique_subject = no',
-          'copy_extensions = none',
-          'x509_extensions = leaf',
-          '[anything]',
-          'organizationName = optional',
-          'commonName = supplied',
-          '[leaf]',
-          'basicConstraints = critical,CA:FALSE',
-          'keyUsage = critical,digitalSignature,keyEncipherment',
-          'extendedKeyUsage = clientAuth,serverAuth',
-          `subjectAltName = ${[`URI:${spiffeId}`, ...extraSans].join(', ')}`,
-          '',
-        ].join('\n'),
-        { mode: 0o600 },
-      );
-      const start = new Date(Date.now() - 60_000); // tolerate small clock skew
-      const end = new Date(Date.now() + validityMs);
-      // `openssl ca` rewrites the shared serial and index files: one issuer at a time, across processes.
-      await withCaLock(d, () =>
-        this.exec([
-          'ca',
-          '-batch',
-          '-notext',
-          '-config',
-          cnf,
-          '-in',
-          csr,
-          '-out',
-          crt,
-          '-startdate',
-          asn1Time(start),
-          '-enddate',
-          asn1Time(end),
-        ]),
-      );
-      const leafPem = await fs.readFile(crt);
-      const x = new X509Certificate(leafPem);
-      const root = this.rootCert!;
-      return {
-        commonName,
-        certificateChain: Buffer.concat([leafPem, root.certificateChain]),
-        privateKey: await fs.readFile(key),
-        issuingCA: root.certificateChain,
-        expiration: new Date(x.validTo),
-        serialNumber: x.serialNumber,
-        spiffeId,
-      };
+      await this.exec(['req', '-new', '-key', key, '-out', csr, '-subj', subjectFor(commonName)]);
+      const signed = await this.signRequest(work, csr, commonName, validityMs, extraSans);
+      return { ...signed, privateKey: await fs.readFile(key) };
     } finally {
       await fs.rm(work, { recursive: true, force: true });
+    }
+  }
+
+  /**
+   * Signs a certificate signing request made elsewhere (a pod's agent keeps its key): the CSR's own
+   * signature is checked (proof that its sender holds the key), its public key is kept, and everything
+   * else it asks for (subject, SANs, extensions) is replaced by `commonName`'s, which the caller
+   * authenticated. Not remembered, rotated or announced: the holder of the key renews it.
+   */
+  async signCsr(
+    commonName: CommonName,
+    csrPem: string,
+    validityMs: number,
+  ): Promise<Omit<Certificate, 'privateKey'>> {
+    if (!/^-----BEGIN (NEW )?CERTIFICATE REQUEST-----/.test(csrPem.trim()))
+      throw new CsrRefusedError('the csr is not a PEM certificate request');
+    await this.init();
+    const work = await fs.mkdtemp(path.join(this.dir, 'csr-'));
+    try {
+      const csr = path.join(work, 'in.csr');
+      await fs.writeFile(csr, csrPem, { mode: 0o600 });
+      const out = await this.execOut(['req', '-in', csr, '-noout', '-verify', '-text']).catch((e: Error) => {
+        throw new CsrRefusedError(`the csr cannot be read: ${e.message}`);
+      });
+      // OpenSSL 3.0 exits 0 on a bad self-signature: only its words tell.
+      if (!/verify OK/.test(out.stderr))
+        throw new CsrRefusedError(
+          `the csr's signature does not verify with its own key (${out.stderr.trim() || 'no verdict'})`,
+        );
+      const weak = weakKey(out.stdout);
+      if (weak) throw new CsrRefusedError(weak);
+      return await this.signRequest(work, csr, commonName, validityMs, []);
+    } finally {
+      await fs.rm(work, { recursive: true, force: true });
+    }
+  }
+
+  /** `openssl ca` on `csr` in `work`: the leaf for `commonName`, whatever the request's subject says. */
+  private async signRequest(
+    work: string,
+    csr: string,
+    commonName: CommonName,
+    validityMs: number,
+    extraSans: string[],
+  ): Promise<Omit<Certificate, 'privateKey'>> {
+    const spiffeId = spiffeIdFor(commonName);
+    const crt = path.join(work, 'leaf.crt');
+    const cnf = path.join(work, 'ca.cnf');
+    const d = this.dir;
+    await fs.writeFile(
+      cnf,
+      [
+        '[ca]',
+        'default_ca = meshdeck',
+        '[meshdeck]',
+        `dir = ${d}`,
+        `database = ${path.join(d, 'index.txt')}`,
+        `serial = ${path.join(d, 'serial')}`,
+        // Random serials: a CA shared through a Secret is seeded into a fresh database on each replica
+        // and each start (server/kube/sharedCaSecret.ts), where a counter would repeat itself.
+        'rand_serial = yes',
+        `new_certs_dir = ${path.join(d, 'issued')}`,
+        `certificate = ${path.join(d, 'root.crt')}`,
+        `private_key = ${path.join(d, 'root.key')}`,
+        'default_md = sha256',
+        'policy = anything',
+        'unique_subject = no',
+        // Nothing a request asks for is copied: the SANs are the authenticated name's.
+        'copy_extensions = none',
+        'x509_extensions = leaf',
+        '[anything]',
+        'organizationName = optional',
+        'commonName = supplied',
+        '[leaf]',
+        'basicConstraints = critical,CA:FALSE',
+        'keyUsage = critical,digitalSignature,keyEncipherment',
+        'extendedKeyUsage = clientAuth,serverAuth',
+        `subjectAltName = ${[`URI:${spiffeId}`, ...extraSans].join(', ')}`,
+        '',
+      ].join('\n'),
+      { mode: 0o600 },
+    );
+    const start = new Date(Date.now() - 60_000); // tolerate small clock skew
+    const end = new Date(Date.now() + validityMs);
+    // `openssl ca` rewrites the shared serial and index files: one issuer at a time, across processes.
+    await withCaLock(d, () =>
+      this.exec([
+        'ca',
+        '-batch',
+        '-notext',
+        '-config',
+        cnf,
+        '-in',
+        csr,
+        '-subj',
+        subjectFor(commonName),
+        '-out',
+        crt,
+        '-startdate',
+        asn1Time(start),
+        '-enddate',
+        asn1Time(end),
+      ]),
+    );
+    const leafPem = await fs.readFile(crt);
+    const x = new X509Certificate(leafPem);
+    const root = this.rootCert!;
+    return {
+      commonName,
+      certificateChain: Buffer.concat([leafPem, root.certificateChain]),
+      issuingCA: root.certificateChain,
+      expiration: new Date(x.validTo),
+      serialNumber: x.serialNumber,
+      spiffeId,
+    };
+  }
+
+  private async execOut(args: string[]): Promise<{ stdout: string; stderr: string }> {
+    try {
+      const { stdout, stderr } = await run(this.openssl, args, { timeout: 20_000 });
+      return { stdout, stderr };
+    } catch (e) {
+      const err = e as { stderr?: string; message: string };
+      throw new Error(err.stderr?.trim() || err.message);
     }
   }
 

@@ -10,6 +10,7 @@ import { type Diagnostic, normalizeDiagnostics } from '@/lib/model/diagnostic';
 import { type ProxyXdsSnapshot, renderXdsProxy, xdsRenderKey } from '@/lib/xds/renderXds';
 import type { AdsServer, ListenOptions } from './AdsServer';
 import { CertificateManager } from './CertificateManager';
+import { certificateServiceHandlers, type CertificateServiceOptions } from './certificateService';
 import { SnapshotCache } from './SnapshotCache';
 import { applyRendered, type RenderedProxyXds } from './snapshotFromRendered';
 import { urlHost } from '@/lib/util/urlHost';
@@ -110,6 +111,11 @@ export interface AdsListenOptions {
   serverCertValidityMs?: number;
   /** How often the renewal checks the certificate (default 60 s). */
   renewCheckMs?: number;
+  /**
+   * With mTLS: also serve the CA's signing service (certificateService.ts) on the port, pods proving
+   * who they are with `authenticate` (Kubernetes mode: a TokenReview of their bound token).
+   */
+  signing?: Pick<CertificateServiceOptions, 'authenticate' | 'maxValidityMs' | 'minValidityMs' | 'logger'>;
 }
 
 /**
@@ -147,6 +153,14 @@ export async function listenAds(
     host: o.host,
     port: o.port,
     tls: { key: cert.privateKey, cert: cert.certificateChain, ca: root.certificateChain },
+    ...(o.signing
+      ? {
+          certificateService: certificateServiceHandlers({
+            ...o.signing,
+            sign: (nodeId, csr, validityMs) => cm.signCsr(nodeId, csr, validityMs),
+          }),
+        }
+      : {}),
   });
   // The server certificate is short-lived: renew it before it expires, without a restart (new
   // connections get the new one; open streams keep theirs).

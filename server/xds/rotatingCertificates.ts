@@ -34,11 +34,15 @@ export class RotatingCertificates implements grpc.experimental.CertificateProvid
     for (const l of this.caListeners) l({ caCertificate: this.material.ca });
   }
 
-  /** mTLS server credentials backed by this provider (client certificates required). */
-  serverCredentials(): grpc.ServerCredentials {
+  /**
+   * mTLS server credentials backed by this provider. Client certificates are always asked for and
+   * checked against the CA; `requireClientCertificate` false lets a client without one (or with one
+   * that fails) finish the handshake, and grpc-js then reports no peer certificate to the call.
+   */
+  serverCredentials(requireClientCertificate = true): grpc.ServerCredentials {
     // grpc-js 1.14's function names its parameters (ca, identity) but passes them to the constructor as
     // (identity, ca); the same provider serves both, so the order cannot go wrong.
-    return grpc.experimental.createCertificateProviderServerCredentials(this, this, true);
+    return grpc.experimental.createCertificateProviderServerCredentials(this, this, requireClientCertificate);
   }
 
   // grpc-js registers its own watcher only after adding these listeners, so a synchronous first

@@ -552,6 +552,12 @@ describe('mesh CRDs on a real kube-apiserver', () => {
         { resource: 'secrets', verb: 'get', namespace: 'meshdeck-system', name: 'meshdeck-webhook-ca' },
         { resource: 'secrets', verb: 'get', namespace: 'meshdeck-system', name: 'meshdeck-xds-ca' },
         { resource: 'secrets', verb: 'create', namespace: 'meshdeck-system' },
+        // The xDS CA's signing service checks pods' tokens; its root goes to the proxies' namespaces.
+        { group: 'authentication.k8s.io', resource: 'tokenreviews', verb: 'create' },
+        { resource: 'pods', verb: 'get', namespace: 'ns1', name: 'client-0' },
+        { resource: 'configmaps', verb: 'get', namespace: 'ns1', name: 'meshdeck-xds-ca-root' },
+        { resource: 'configmaps', verb: 'update', namespace: 'ns1', name: 'meshdeck-xds-ca-root' },
+        { resource: 'configmaps', verb: 'create', namespace: 'ns1' },
         {
           group: 'admissionregistration.k8s.io',
           resource: 'validatingwebhookconfigurations',
@@ -567,6 +573,9 @@ describe('mesh CRDs on a real kube-apiserver', () => {
         { resource: 'secrets', verb: 'get', namespace: 'meshdeck-system' },
         { resource: 'secrets', verb: 'get', namespace: 'meshdeck-system', name: 'meshdeck-console' },
         { resource: 'secrets', verb: 'create', namespace: 'default' },
+        { resource: 'configmaps', verb: 'get', namespace: 'ns1', name: 'app-settings' },
+        { resource: 'configmaps', verb: 'update', namespace: 'ns1', name: 'app-settings' },
+        { resource: 'configmaps', verb: 'list', namespace: 'ns1' },
         {
           group: 'admissionregistration.k8s.io',
           resource: 'validatingwebhookconfigurations',

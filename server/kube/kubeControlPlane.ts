@@ -11,6 +11,8 @@ import os from 'node:os';
 import type * as k8s from '@kubernetes/client-node';
 import type { AdsServer } from '../xds/AdsServer';
 import type { MeshXdsPublisher } from '../xds/meshXds';
+import { coalescingRunner } from '@/lib/util/coalescingRunner';
+import { CaRootPublisher, proxyNamespaces } from './caRootPublisher';
 import { type KubeControllerOptions, KubeController } from './KubeController';
 import type { InformerState } from './kubeSource';
 import { type LeaderElectionLogger, type LeaderElectionStatus, LeaderElector } from './leaderElection';
@@ -36,6 +38,12 @@ export interface KubeControlPlaneOptions {
   logger?: LeaderElectionLogger;
   /** Environment to read POD_NAME / POD_NAMESPACE from (default process.env). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * The xDS CA's root (PEM): while leading, published as ConfigMap meshdeck-xds-ca-root in every
+   * namespace with mesh proxies (caRootPublisher.ts), checked again every `caRootRecheckMs` (5 min).
+   */
+  caRoot?: string;
+  caRootRecheckMs?: number;
 }
 
 /** Who leads and how the informers are doing, for health checks and the console. */
@@ -65,6 +73,7 @@ export class KubeControlPlane {
   readonly identity: string;
   readonly leaseNamespace: string;
   private stopped: Promise<void> | undefined;
+  private readonly stopHooks: (() => void)[] = [];
 
   private constructor(options: KubeControlPlaneOptions) {
     const env = options.env ?? process.env;
@@ -82,6 +91,8 @@ export class KubeControlPlane {
       logger,
     });
     const controller = this.controller;
+    let leading = false;
+    const publishRoot = this.caRootPass(options, () => leading);
     this.elector = new LeaderElector({
       kubeConfig: options.kubeConfig,
       namespace: this.leaseNamespace,
@@ -97,10 +108,13 @@ export class KubeControlPlane {
         onStartedLeading: (signal) => {
           logger.info(`meshdeck kube: ${this.identity} leads: pushing to proxies and writing status`);
           controller.setActive(true);
+          leading = true;
+          publishRoot?.(true);
           return new Promise<void>((resolve) =>
             signal.addEventListener(
               'abort',
               () => {
+                leading = false;
                 controller.setActive(false);
                 void controller.whenIdle().then(resolve, resolve);
               },
@@ -111,6 +125,29 @@ export class KubeControlPlane {
         onNewLeader: (id) => logger.info(`meshdeck kube: the leader is ${id}`),
       },
     });
+  }
+
+  /** The root's ConfigMaps, written while `leading()`: on each snapshot, and all again now and then. */
+  private caRootPass(options: KubeControlPlaneOptions, leading: () => boolean) {
+    if (!options.caRoot) return undefined;
+    const publisher = new CaRootPublisher({
+      kubeConfig: options.kubeConfig,
+      rootPem: options.caRoot,
+      logger: options.logger ?? console,
+    });
+    const pass = coalescingRunner(async () => {
+      if (!leading()) return;
+      await publisher.ensure(proxyNamespaces(this.controller.source.current?.snapshot.pods ?? []));
+    });
+    const run = (recheck = false) => {
+      if (recheck) publisher.recheck();
+      void pass().catch(() => undefined);
+    };
+    this.controller.source.on('snapshot', () => run());
+    const timer = setInterval(() => run(true), options.caRootRecheckMs ?? 300_000);
+    timer.unref();
+    this.stopHooks.push(() => clearInterval(timer));
+    return run;
   }
 
   /** Starts the informers and the election. */
@@ -140,6 +177,7 @@ export class KubeControlPlane {
    */
   stop(options: { release?: boolean } = {}): Promise<void> {
     this.stopped ??= (async () => {
+      for (const fn of this.stopHooks.splice(0)) fn();
       await this.elector.stop(options);
       await this.controller.stop();
     })();

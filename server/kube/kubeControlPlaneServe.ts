@@ -74,6 +74,7 @@ export async function runKubeServe(
   let ads: AdsServer | undefined;
   let adsListen: { listen: string; tls: boolean } | undefined;
   let adsLine = 'xDS: off (--no-xds)\n';
+  let caRoot: string | undefined;
   if (cmd.xds) {
     ads = new AdsServer({
       cache: publisher.cache,
@@ -90,6 +91,8 @@ export async function runKubeServe(
         ...(cmd.xds.insecure ? { insecure: true } : { caDir: path.join(localMeshStateDir(), 'xds-ca') }),
         logger: { info: (m) => console.info(m) },
       });
+      // Published to the proxies' namespaces for their agents (caRootPublisher.ts).
+      if (tls) caRoot = await fs.readFile(path.join(localMeshStateDir(), 'xds-ca', 'root.crt'), 'utf8');
       const host = urlHost(cmd.xds.host);
       adsListen = { listen: `${host}:${port}`, tls };
       adsLine = tls
@@ -114,6 +117,7 @@ export async function runKubeServe(
     xds: publisher,
     // Proxyless gRPC clients' ADS sync feeds their objects' Programmed condition.
     ...(ads ? { xdsServer: ads } : {}),
+    ...(caRoot ? { caRoot } : {}),
     ...(lease?.durationSeconds !== undefined ? { leaseDurationSeconds: lease.durationSeconds } : {}),
     ...(lease?.renewDeadlineMs !== undefined ? { renewDeadlineMs: lease.renewDeadlineMs } : {}),
     ...(lease?.retryPeriodMs !== undefined ? { retryPeriodMs: lease.retryPeriodMs } : {}),

@@ -3,6 +3,7 @@
 // server started by listenKubeAds (its signing service on the ADS port), and `meshdeck xds agent` run
 // as a pod runs it (a child process reading the token and root from files). The certificate must name
 // the token's pod whatever the request says, get the pod its config, and be refused to anything else.
+import { type ChildProcess, spawn } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -20,7 +21,16 @@ import { waitFor } from '../xds/testing/children';
 import { demoSnapshot } from '../xds/testing/demoSnapshot';
 import { connectRawAds, type RawAdsClient } from '../xds/testing/rawAdsClient';
 import { runXdsAgent } from '../xds/xdsAgent';
+import { freePort } from '../testing/startL7mp';
+import { MESHDECK_BIN } from '../testing/runMeshdeck';
+import { parse as parseYaml } from 'yaml';
+import { parseArgs } from '../cli/args';
+import { REPO_ROOT } from '../testing/runMeshdeck';
+import { AGENT_FILES } from '../xds/xdsAgent';
+import { XDS_CA_ROOT_CONFIGMAP, XDS_CA_ROOT_KEY } from './caRootPublisher';
+import { XDS_TOKEN_AUDIENCE } from './podTokenAuthenticator';
 import { listenKubeAds } from './listenKubeAds';
+import { installCrds, until } from './replicasTestKit';
 import { type KubeApiServer, startKubeApiServer } from './testing/kubeApiServer';
 
 const NS = 'ns1';
@@ -107,6 +117,12 @@ function adsWith(dir: string | undefined, nodeId: string): RawAdsClient {
   return c;
 }
 
+const kc = () => {
+  const c = new k8s.KubeConfig();
+  c.loadFromFile(kube.admin.kubeconfigPath);
+  return c;
+};
+
 beforeAll(async () => {
   kube = await startKubeApiServer();
   tmp = await mkdtemp(path.join(os.tmpdir(), 'md-xds-agent-'));
@@ -115,6 +131,7 @@ beforeAll(async () => {
   core = kc.makeApiClient(k8s.CoreV1Api);
   await core.createNamespace({ body: { metadata: { name: NS } } });
   await core.createNamespacedServiceAccount({ namespace: NS, body: { metadata: { name: SA } } });
+  await installCrds(kube, kc);
   const cache = new SnapshotCache();
   for (const pod of ['client-0', 'client-3'])
     cache.setSnapshot(
@@ -136,7 +153,10 @@ beforeAll(async () => {
   rootFile = path.join(caDir, 'root.crt');
 }, 180_000);
 
+let served: { child: ChildProcess; out: string } | undefined;
+
 afterAll(async () => {
+  served?.child.kill('SIGKILL');
   for (const c of clients) c.close();
   await ads?.stop();
   await kube?.stop();
@@ -258,4 +278,118 @@ describe('meshdeck xds agent: a pod gets its own certificate with its bound toke
       await running;
     }
   }, 60_000);
+});
+
+describe("meshdeck serve --kubeconfig: the root for the agents, in the proxies' namespaces", () => {
+  it("publishes the xDS CA's root as a ConfigMap where proxies run, and an agent trusting it gets a certificate", async () => {
+    await core.createNamespace({ body: { metadata: { name: 'meshdeck-system' } } });
+    const xdsPort = await freePort('tcp');
+    const stateDir = path.join(tmp, 'serve-state');
+    const child = spawn(
+      process.execPath,
+      [
+        MESHDECK_BIN,
+        'serve',
+        '--kubeconfig',
+        kube.admin.kubeconfigPath,
+        '--port',
+        String(await freePort('tcp')),
+        '--xds-listen',
+        `127.0.0.1:${xdsPort}`,
+      ],
+      {
+        env: {
+          ...process.env,
+          POD_NAME: 'meshdeck-0',
+          POD_NAMESPACE: 'meshdeck-system',
+          MESHDECK_STATE_DIR: stateDir,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    served = { child, out: '' };
+    const s = served;
+    child.stdout!.on('data', (d: Buffer) => (s.out += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (s.out += d.toString()));
+    const configMap = await until(
+      `ConfigMap ${NS}/${XDS_CA_ROOT_CONFIGMAP}`,
+      async () =>
+        core.readNamespacedConfigMap({ name: XDS_CA_ROOT_CONFIGMAP, namespace: NS }).catch(() => undefined),
+      60_000,
+      () => s.out.slice(-3000),
+      200,
+    );
+    const secret = await kc().makeApiClient(k8s.CoreV1Api).readNamespacedSecret({
+      name: 'meshdeck-xds-ca',
+      namespace: 'meshdeck-system',
+    });
+    const rootPem = configMap.data!['ca.crt']!;
+    expect(Buffer.from(secret.data!['ca.crt']!, 'base64').toString()).toBe(rootPem);
+    expect(rootPem).not.toContain('PRIVATE KEY');
+    // Only where proxies run: kube-public has none.
+    await expect(
+      core.readNamespacedConfigMap({ name: XDS_CA_ROOT_CONFIGMAP, namespace: 'kube-public' }),
+    ).rejects.toMatchObject({ code: 404 });
+
+    const caFile = path.join(tmp, 'mounted-ca.crt');
+    fs.writeFileSync(caFile, rootPem);
+    const pod = await createPod('client-4', { 'msm.l7mp.io/proxy': 'grpc' });
+    const out = path.join(tmp, 'client-4');
+    const r = await runMeshdeck([
+      'xds',
+      'agent',
+      '--once',
+      '--xds',
+      `127.0.0.1:${xdsPort}`,
+      '--server-name',
+      'meshdeck.meshdeck-system.svc',
+      '--ca-file',
+      caFile,
+      '--token-file',
+      await tokenFile('client-4.token', { pod }),
+      '--out',
+      out,
+    ]);
+    expect(r.stderr + s.out.slice(-2000)).not.toMatch(/said|error/i);
+    expect(r.code).toBe(0);
+    const leaf = new X509Certificate(fs.readFileSync(path.join(out, 'cert.pem')));
+    expect(leaf.subjectAltName).toBe('URI:spiffe://meshdeck/ns/ns1/pod/client-4');
+    expect(leaf.verify(new X509Certificate(rootPem).publicKey)).toBe(true);
+  }, 120_000);
+});
+
+describe("deploy/README.md's agent pod", () => {
+  it('is a Pod the API server accepts, whose agent finds its token, root and output where the pod mounts them', async () => {
+    const readme = fs.readFileSync(path.join(REPO_ROOT, 'deploy/README.md'), 'utf8');
+    const block = /<!-- agent-pod -->\s*```yaml\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(block).toBeDefined();
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the README's YAML, checked below
+    const pod = parseYaml(block!) as any;
+    pod.metadata = { ...pod.metadata, name: 'readme-client', namespace: NS };
+    const created = await core.createNamespacedPod({ namespace: NS, body: pod });
+    expect(created.spec!.initContainers![0]!.restartPolicy).toBe('Always');
+
+    const agent = created.spec!.initContainers![0]!;
+    const cmd = parseArgs(agent.args!);
+    if (cmd.command !== 'xds' || cmd.sub !== 'agent') throw new Error(`not the agent: ${agent.args}`);
+    const mountOf = (c: k8s.V1Container, volume: string) =>
+      c.volumeMounts!.find((m) => m.name === volume)!.mountPath;
+    const volume = (name: string) => created.spec!.volumes!.find((v) => v.name === name)!;
+    const sources = volume('meshdeck-token').projected!.sources!;
+    const token = sources.find((x) => x.serviceAccountToken)!.serviceAccountToken!;
+    const root = sources.find((x) => x.configMap)!.configMap!;
+    expect(token.audience).toBe(XDS_TOKEN_AUDIENCE);
+    expect(path.join(mountOf(agent, 'meshdeck-token'), token.path)).toBe(cmd.tokenFile);
+    expect(root.name).toBe(XDS_CA_ROOT_CONFIGMAP);
+    expect(root.items).toEqual([{ key: XDS_CA_ROOT_KEY, path: path.basename(cmd.caFile) }]);
+    expect(mountOf(agent, 'meshdeck-token')).toBe(path.dirname(cmd.caFile));
+    expect(mountOf(agent, 'meshdeck-certs')).toBe(cmd.out);
+    const app = created.spec!.containers[0]!;
+    expect(app.env).toContainEqual({
+      name: 'GRPC_XDS_BOOTSTRAP',
+      value: path.join(cmd.out, AGENT_FILES.grpc),
+    });
+    expect(mountOf(app, 'meshdeck-certs')).toBe(cmd.out);
+    expect(agent.startupProbe!.exec!.command).toEqual(['test', '-s', path.join(cmd.out, AGENT_FILES.grpc)]);
+  });
 });

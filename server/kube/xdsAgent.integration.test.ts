@@ -363,7 +363,6 @@ describe("deploy/README.md's agent pod", () => {
     const readme = fs.readFileSync(path.join(REPO_ROOT, 'deploy/README.md'), 'utf8');
     const block = /<!-- agent-pod -->\s*```yaml\n([\s\S]*?)```/.exec(readme)?.[1];
     expect(block).toBeDefined();
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the README's YAML, checked below
     const pod = parseYaml(block!) as any;
     pod.metadata = { ...pod.metadata, name: 'readme-client', namespace: NS };
     const created = await core.createNamespacedPod({ namespace: NS, body: pod });

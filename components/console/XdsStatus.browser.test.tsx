@@ -52,6 +52,7 @@ describe('XdsStatus', () => {
             serialNumber: '10A3',
             validTo: new Date(Date.now() + 5 * 3600_000 + 60_000).toISOString(),
             fingerprint256: 'AB:CD',
+            renewal: 'manual',
           },
           types: {
             LDS: synced('l1'),

@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { xdsTransport } from './xdsTransport';
 
 const NOW = Date.parse('2026-11-29T12:00:00.000Z');
-const cert = (validTo: string) => ({
+const cert = (validTo: string, renewal: 'agent' | 'manual' = 'manual') => ({
   identity: 'default/client-0',
-  certificate: { serialNumber: '1A2B', validTo, fingerprint256: 'AB:CD' },
+  certificate: { serialNumber: '1A2B', validTo, fingerprint256: 'AB:CD', renewal },
 });
 
 describe('xdsTransport', () => {
@@ -32,5 +32,18 @@ describe('xdsTransport', () => {
     const v = xdsTransport(cert('2026-11-29T11:57:00.000Z'), NOW)!;
     expect(v).toMatchObject({ text: 'mTLS · certificate expired 3m ago', tone: 'bad' });
     expect(v.title).toContain('a reconnect will be refused');
+  });
+
+  it("never warns of an agent's certificate: the pod renews it, and the next handshake presents the new one", () => {
+    for (const validTo of [
+      '2026-11-30T11:00:00.000Z',
+      '2026-11-29T12:30:00.000Z',
+      '2026-11-28T12:00:00.000Z',
+    ]) {
+      const v = xdsTransport(cert(validTo, 'agent'), NOW)!;
+      expect(v, validTo).toMatchObject({ text: 'mTLS · renewed by agent', tone: 'ok' });
+      expect(v.title).toContain(`valid until ${validTo}`);
+      expect(v.title).toContain("Issued to the pod's agent (meshdeck xds agent)");
+    }
   });
 });

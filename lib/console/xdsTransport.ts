@@ -33,6 +33,16 @@ export function xdsTransport(
   const about = `${xds.identity}: certificate ${c.serialNumber}, valid until ${c.validTo}, SHA-256 ${c.fingerprint256}`;
   const left = Date.parse(c.validTo) - now;
   if (Number.isNaN(left)) return { text: 'mTLS', tone: 'ok', title: about };
+  // The pod's agent keeps a fresh certificate beside the client, which presents it at its next
+  // handshake: the one this stream was opened with may end while the stream lives, and that is no news.
+  if (c.renewal === 'agent')
+    return {
+      text: 'mTLS · renewed by agent',
+      tone: 'ok',
+      title:
+        `${about}. Issued to the pod's agent (meshdeck xds agent), which renews it at half its lifetime: ` +
+        'a reconnect presents the current one',
+    };
   const renew = `meshdeck xds bootstrap ${xds.identity} --force issues a new one`;
   if (left <= 0)
     return {

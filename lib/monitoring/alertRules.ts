@@ -72,12 +72,14 @@ export const ALERT_GROUPS: readonly RuleGroup[] = [
       },
       {
         alert: 'MeshdeckXdsClientCertificateEnding',
-        expr: 'sum by (ends) (meshdeck_xds_client_certificates{ends=~"expired|within-1d"}) > 0',
+        // An agent's certificate is renewed in the pod while the stream keeps the one of its handshake:
+        // only certificates an operator issued need someone.
+        expr: 'sum by (ends) (meshdeck_xds_client_certificates{renewal="manual", ends=~"expired|within-1d"}) > 0',
         for: '10m',
         severity: 'warning',
         summary: "{{ $value }} xDS clients' certificates: {{ $labels.ends }}",
         description:
-          "Open ADS streams presented client certificates that have ended or end within a day ({{ $labels.ends }}). A certificate is checked at the handshake only: the proxy keeps its stream but is refused at its next reconnect. The console's Proxies page shows which proxies (the xDS column); meshdeck xds bootstrap NAMESPACE/POD --force issues a new certificate.",
+          "Open ADS streams presented client certificates issued by hand (meshdeck xds bootstrap) that have ended or end within a day ({{ $labels.ends }}). A certificate is checked at the handshake only: the proxy keeps its stream but is refused at its next reconnect. The console's Proxies page shows which proxies (the xDS column); meshdeck xds bootstrap NAMESPACE/POD --force issues a new certificate.",
       },
     ],
   },

@@ -130,10 +130,15 @@ const ROWS: readonly RowSpec[] = [
       {
         title: 'Client certificates',
         description:
-          'Client certificates of open ADS streams (mTLS) by when they end. A certificate is checked at the handshake only: a proxy whose certificate ended is refused at its next reconnect (the Proxies page names the proxy).',
+          "Client certificates of open ADS streams (mTLS) by when they end, and who renews them: a pod's agent (the stream keeps its handshake's certificate while the agent holds a newer one) or an operator (meshdeck xds bootstrap). A certificate is checked at the handshake only: a proxy whose certificate ended is refused at its next reconnect unless it has a new one (the Proxies page names the proxy).",
         unit: 'short',
         stacked: true,
-        queries: [{ expr: `sum by (ends) (meshdeck_xds_client_certificates{${J}})`, legend: '{{ends}}' }],
+        queries: [
+          {
+            expr: `sum by (ends, renewal) (meshdeck_xds_client_certificates{${J}})`,
+            legend: '{{ends}} ({{renewal}})',
+          },
+        ],
       },
       {
         title: 'Proxyless gRPC client RPCs',

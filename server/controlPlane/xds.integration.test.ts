@@ -282,7 +282,7 @@ describe('the control plane serves ADS over mTLS by default', () => {
   const log = recorder();
   const metrics = new MeshMetrics({ version: '0.0.0-test', mode: 'local', processMetrics: false });
   const certificates = async (ends: string) =>
-    sample((await metrics.scrape()).body, 'meshdeck_xds_client_certificates', { ends });
+    sample((await metrics.scrape()).body, 'meshdeck_xds_client_certificates', { ends, renewal: 'manual' });
 
   beforeAll(async () => {
     tmp = await mkdtemp(path.join(os.tmpdir(), 'md-xds-cp-tls-'));
@@ -360,6 +360,7 @@ describe('the control plane serves ADS over mTLS by default', () => {
     expect(x.identity).toBe(CLIENT);
     // The live state names the certificate the stream presented, and the proxies page says when it ends.
     expect(x.certificate?.serialNumber).toBe(new X509Certificate(chain!).serialNumber);
+    expect(x.certificate?.renewal).toBe('manual');
     // (Seen ten days before its end: the 30 days just started would read 29d or 30d by the millisecond.)
     const end = Date.parse(new X509Certificate(chain!).validTo);
     expect(end - Date.now()).toBeGreaterThan(29.9 * 24 * 3600_000);

@@ -193,6 +193,10 @@ describe('meshdeck xds agent: a pod gets its own certificate with its bound toke
       15_000,
     );
     expect(lds.names).toEqual(['svc-client-0']);
+    // The server knows the pod renews it itself (its open stream keeps the handshake's certificate).
+    const record = ads.proxyStatus().find((p) => p.nodeId === 'ns1/client-0')!;
+    expect(record.certificate).toMatchObject({ serialNumber: leaf.serialNumber, renewal: 'agent' });
+    expect(ads.streamStats().certificateEnds).toEqual([{ end: Date.parse(leaf.validTo), renewal: 'agent' }]);
   });
 
   it('refuses an ADS stream without a certificate at the call, saying where to get one', async () => {

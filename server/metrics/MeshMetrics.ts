@@ -203,21 +203,23 @@ export class MeshMetrics {
 
     new Gauge({
       name: 'meshdeck_xds_client_certificates',
-      help: 'Client certificates of open ADS streams (mTLS) by when they end: expired, within-1d, within-7d, later. A certificate is checked at the handshake only: a proxy whose certificate ended is refused at its next reconnect (the proxies page names it).',
-      labelNames: ['ends'],
+      help: "Client certificates of open ADS streams (mTLS) by when they end (expired, within-1d, within-7d, later) and who renews them (renewal: agent, the pod's meshdeck xds agent; manual, an operator's meshdeck xds bootstrap). A certificate is checked at the handshake only: a proxy whose certificate ended is refused at its next reconnect unless it has a new one (the proxies page names it).",
+      labelNames: ['ends', 'renewal'],
       registers,
       collect() {
         const x = sources().xds?.();
         if (!x) return;
-        const n = { expired: 0, 'within-1d': 0, 'within-7d': 0, later: 0 };
+        const counts = () => ({ expired: 0, 'within-1d': 0, 'within-7d': 0, later: 0 });
+        const n = { agent: counts(), manual: counts() };
         const now = Date.now();
-        for (const end of x.certificateEnds) {
+        for (const { end, renewal } of x.certificateEnds) {
           const left = end - now;
-          n[
+          n[renewal][
             left <= 0 ? 'expired' : left < DAY_MS ? 'within-1d' : left < 7 * DAY_MS ? 'within-7d' : 'later'
           ]++;
         }
-        for (const [ends, count] of Object.entries(n)) this.set({ ends }, count);
+        for (const [renewal, byEnd] of Object.entries(n))
+          for (const [ends, count] of Object.entries(byEnd)) this.set({ ends, renewal }, count);
       },
     });
 

@@ -127,10 +127,13 @@ const SCENARIOS: Scenario[] = [
     alert: 'MeshdeckXdsClientCertificateEnding',
     series: {
       // Streams are per replica: their certificates add up.
-      [`meshdeck_xds_client_certificates{ends="within-1d", ${I}}`]: '0 1x30',
-      [`meshdeck_xds_client_certificates{ends="within-1d", ${I2}}`]: '0 2x30',
-      [`meshdeck_xds_client_certificates{ends="later", ${I}}`]: '40x30',
-      [`meshdeck_xds_client_certificates{ends="expired", ${I}}`]: '0x30',
+      [`meshdeck_xds_client_certificates{ends="within-1d", renewal="manual", ${I}}`]: '0 1x30',
+      [`meshdeck_xds_client_certificates{ends="within-1d", renewal="manual", ${I2}}`]: '0 2x30',
+      [`meshdeck_xds_client_certificates{ends="later", renewal="manual", ${I}}`]: '40x30',
+      [`meshdeck_xds_client_certificates{ends="expired", renewal="manual", ${I}}`]: '0x30',
+      // Agents renew their own: 50 streams on a certificate that ended (long-lived streams) are fine.
+      [`meshdeck_xds_client_certificates{ends="expired", renewal="agent", ${I}}`]: '50x30',
+      [`meshdeck_xds_client_certificates{ends="within-1d", renewal="agent", ${I2}}`]: '70x30',
     },
     quietAt: '8m',
     firesAt: '15m',

@@ -38,6 +38,7 @@ import { leanDeserializer, scanDeltaDiscoveryRequest, scanDiscoveryRequest } fro
 import { RotatingCertificates, type TlsMaterial } from './rotatingCertificates';
 import { certificateServiceDefinition } from './certificateService';
 import { identityFromCertificate } from './certificateIdentity';
+import { AGENT_UNIT } from './CertificateManager';
 import { stopGrpcServer } from '../stopGrpcServer';
 
 export type SyncStatus = 'SYNCED' | 'STALE' | 'NACKED' | 'NOT SENT';
@@ -67,7 +68,13 @@ export interface ProxyRecord {
   protocol: 'sotw' | 'delta';
   connectedSince: string;
   /** The client certificate the identity was read from (TLS only). */
-  certificate?: { serialNumber: string; validTo: string; fingerprint256: string };
+  certificate?: {
+    serialNumber: string;
+    validTo: string;
+    fingerprint256: string;
+    /** `agent`: issued to a pod's agent, which renews it (OU=agent); `manual`: by an operator. */
+    renewal: CertificateRenewal;
+  };
   types: Partial<Record<XdsTypeUrl, TypeSyncState>>;
 }
 
@@ -95,8 +102,8 @@ export interface AdsMetricsSink {
 export interface AdsStreamStats {
   streams: Record<'sotw' | 'delta', number>;
   status: Record<XdsShortType, Record<SyncStatus, number>>;
-  /** When each client certificate open streams presented (mTLS) ends, ms since the epoch. */
-  certificateEnds: number[];
+  /** The client certificates open streams presented (mTLS): when each ends (ms since the epoch), who renews it. */
+  certificateEnds: { end: number; renewal: CertificateRenewal }[];
 }
 
 export type ListenOptions =
@@ -199,6 +206,8 @@ interface PreparedResponse {
   key: string;
   bytes: Buffer;
 }
+
+export type CertificateRenewal = 'agent' | 'manual';
 
 /** Who a stream's first request says it is, as admitted (see AdsServer.identify). */
 interface Identified {
@@ -463,7 +472,11 @@ export class AdsServer extends EventEmitter<AdsServerEvents> {
     for (const s of this.streams.values()) {
       if (!s.record.nodeId) continue;
       out.streams[s.record.protocol]++;
-      if (s.record.certificate) out.certificateEnds.push(Date.parse(s.record.certificate.validTo));
+      if (s.record.certificate)
+        out.certificateEnds.push({
+          end: Date.parse(s.record.certificate.validTo),
+          renewal: s.record.certificate.renewal,
+        });
       const snap = this.cache.getSnapshot(s.record.nodeId);
       for (const t of XDS_TYPE_URLS)
         out.status[SHORT[t]][syncStatus(s.types.get(t), snap?.types[t].version)]++;
@@ -530,6 +543,7 @@ export class AdsServer extends EventEmitter<AdsServerEvents> {
         serialNumber: cert.serialNumber,
         validTo: new Date(cert.valid_to).toISOString(),
         fingerprint256: cert.fingerprint256,
+        renewal: [cert.subject?.OU].flat().includes(AGENT_UNIT) ? 'agent' : 'manual',
       },
     };
   }

@@ -71,8 +71,14 @@ export class CsrRefusedError extends Error {
   }
 }
 
-function subjectFor(commonName: CommonName): string {
-  return `/O=meshdeck/CN=${commonName.replace(/[/\\+=,]/g, (c) => '\\' + c)}`;
+/**
+ * The organizational unit of a certificate the signing service issued to a pod's agent (signCsr): it
+ * renews itself, so an open stream's certificate ending is no news (AdsServer reads it back).
+ */
+export const AGENT_UNIT = 'agent';
+
+function subjectFor(commonName: CommonName, unit?: string): string {
+  return `/O=meshdeck${unit ? `/OU=${unit}` : ''}/CN=${commonName.replace(/[/\\+=,]/g, (c) => '\\' + c)}`;
 }
 
 /** Why the public key in `openssl req -text` output is too weak, or undefined. */
@@ -294,7 +300,7 @@ export class CertificateManager extends EventEmitter<{ announcement: [Certificat
         );
       const weak = weakKey(out.stdout);
       if (weak) throw new CsrRefusedError(weak);
-      return await this.signRequest(work, csr, commonName, validityMs, []);
+      return await this.signRequest(work, csr, commonName, validityMs, [], AGENT_UNIT);
     } finally {
       await fs.rm(work, { recursive: true, force: true });
     }
@@ -307,6 +313,7 @@ export class CertificateManager extends EventEmitter<{ announcement: [Certificat
     commonName: CommonName,
     validityMs: number,
     extraSans: string[],
+    unit?: string,
   ): Promise<Omit<Certificate, 'privateKey'>> {
     const spiffeId = spiffeIdFor(commonName);
     const crt = path.join(work, 'leaf.crt');
@@ -335,6 +342,7 @@ export class CertificateManager extends EventEmitter<{ announcement: [Certificat
         'x509_extensions = leaf',
         '[anything]',
         'organizationName = optional',
+        'organizationalUnitName = optional',
         'commonName = supplied',
         '[leaf]',
         'basicConstraints = critical,CA:FALSE',
@@ -358,7 +366,7 @@ export class CertificateManager extends EventEmitter<{ announcement: [Certificat
         '-in',
         csr,
         '-subj',
-        subjectFor(commonName),
+        subjectFor(commonName, unit),
         '-out',
         crt,
         '-startdate',

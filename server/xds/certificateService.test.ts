@@ -101,7 +101,7 @@ describe('the xDS CA signing service (Istio CreateCertificate)', () => {
     );
     expect(res.cert_chain).toHaveLength(2);
     const [leaf, issuer] = res.cert_chain.map((p) => new X509Certificate(p));
-    expect(leaf!.subject).toBe('O=meshdeck\nCN=ns1/pod-a');
+    expect(leaf!.subject).toBe('O=meshdeck\nOU=agent\nCN=ns1/pod-a');
     expect(leaf!.subjectAltName).toBe('URI:spiffe://meshdeck/ns/ns1/pod/pod-a');
     expect(leaf!.verify(issuer!.publicKey)).toBe(true);
     expect(issuer!.raw.equals(new X509Certificate(root).raw)).toBe(true);

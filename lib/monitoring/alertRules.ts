@@ -71,6 +71,14 @@ export const ALERT_GROUPS: readonly RuleGroup[] = [
           'ADS streams were refused in the last 10 minutes because of {{ $labels.code }}: a client without a valid certificate identity, or whose node id disagrees with its certificate. It gets no config.',
       },
       {
+        alert: 'MeshdeckXdsCaFailing',
+        expr: 'sum by (result) (increase(meshdeck_xds_ca_requests_total{result=~"unavailable|failed"}[10m])) > 0',
+        severity: 'warning',
+        summary: "Pods' agents could not get {{ $value | humanize }} certificates ({{ $labels.result }})",
+        description:
+          "The xDS CA's signing service could not answer pods' certificate requests in the last 10 minutes: unavailable = their tokens could not be checked (the API server, or the TokenReview right), failed = signing failed (the controller's log says why). New proxies get no certificate, and running ones none renewed.",
+      },
+      {
         alert: 'MeshdeckXdsClientCertificateEnding',
         // An agent's certificate is renewed in the pod while the stream keeps the one of its handshake:
         // only certificates an operator issued need someone.

@@ -128,6 +128,19 @@ const ROWS: readonly RowSpec[] = [
         ],
       },
       {
+        title: "xDS CA: pods' certificate requests",
+        description:
+          "Certificate signing requests from pods' agents (meshdeck xds agent) per second, by result: issued, unauthenticated (a refused token), invalid-csr, unavailable (the token could not be checked), failed.",
+        unit: 'reqps',
+        stacked: true,
+        queries: [
+          {
+            expr: `sum by (result) (rate(meshdeck_xds_ca_requests_total{${J}}[$__rate_interval]))`,
+            legend: '{{result}}',
+          },
+        ],
+      },
+      {
         title: 'Client certificates',
         description:
           "Client certificates of open ADS streams (mTLS) by when they end, and who renews them: a pod's agent (the stream keeps its handshake's certificate while the agent holds a newer one) or an operator (meshdeck xds bootstrap). A certificate is checked at the handshake only: a proxy whose certificate ended is refused at its next reconnect unless it has a new one (the Proxies page names the proxy).",

@@ -90,6 +90,7 @@ export async function runKubeServe(
         port: cmd.xds.port,
         ...(cmd.xds.insecure ? { insecure: true } : { caDir: path.join(localMeshStateDir(), 'xds-ca') }),
         logger: { info: (m) => console.info(m) },
+        metrics: metrics.ca,
       });
       // Published to the proxies' namespaces for their agents (caRootPublisher.ts).
       if (tls) caRoot = await fs.readFile(path.join(localMeshStateDir(), 'xds-ca', 'root.crt'), 'utf8');

@@ -8,6 +8,7 @@
 import * as k8s from '@kubernetes/client-node';
 import type { AdsServer } from '../xds/AdsServer';
 import { listenAds } from '../xds/meshXds';
+import type { CertificateServiceOptions } from '../xds/certificateService';
 import { podTokenAuthenticator } from './podTokenAuthenticator';
 import { seedCaDir, sharedCaSecret, XDS_CA_SECRET } from './sharedCaSecret';
 
@@ -38,6 +39,8 @@ export interface KubeAdsOptions {
    * (certificates only from `meshdeck xds bootstrap --kubeconfig`). The lifetimes default to 10 min..24 h.
    */
   signing?: false | { minValidityMs?: number; maxValidityMs?: number };
+  /** Told how each signing request ended (MeshMetrics.ca). */
+  metrics?: CertificateServiceOptions['metrics'];
 }
 
 /** Errors of a connection, not of the API server's answer. */
@@ -85,6 +88,7 @@ export async function listenKubeAds(
             authenticate: podTokenAuthenticator(o.kubeConfig),
             ...o.signing,
             ...(o.logger ? { logger: o.logger } : {}),
+            ...(o.metrics ? { metrics: o.metrics } : {}),
           },
         }),
   });

@@ -16,6 +16,7 @@ import type { ProxyReconcileResult } from '../l7mp/ProxyReconciler';
 import type { ProxySyncPhase, ProxySyncState, Reconciler, ReconcileTrigger } from '../l7mp/Reconciler';
 import type { L7mpSupervisor } from '../localMesh/L7mpSupervisor';
 import type { AdsMetricsSink, AdsStreamStats, XdsShortType } from '../xds/AdsServer';
+import type { CaRequestResult } from '../xds/certificateService';
 import type { InformerState } from '../kube/kubeSource';
 import type { GitSyncSnapshot } from '../gitops/GitSyncWatcher';
 import { FixedCounter, FixedHistogram, registerCollected } from './fixedLabelMetrics';
@@ -86,6 +87,8 @@ export class MeshMetrics {
 
   /** The sink to give the ADS server (`new AdsServer({metrics})`). */
   readonly ads: AdsMetricsSink;
+  /** The xDS CA's signing service (Kubernetes mode): how each request ended. */
+  readonly ca: { request(result: CaRequestResult): void };
 
   constructor(options: MeshMetricsOptions) {
     const registers = [this.registry];
@@ -272,6 +275,13 @@ export class MeshMetrics {
       labelNames: ['result'],
       registers,
     });
+    const caRequests = new Counter({
+      name: 'meshdeck_xds_ca_requests_total',
+      help: "Certificate signing requests from pods' agents to the xDS CA (Kubernetes mode), by result: issued; unauthenticated (no token, or a token the API server or the pod check refused); invalid-csr; unavailable (the token could not be checked: the API server); failed (signing failed).",
+      labelNames: ['result'],
+      registers,
+    });
+    this.ca = { request: (result) => caRequests.inc({ result }) };
     this.gitSyncMetrics();
     if (options.mode === 'kubernetes') this.kubeMetrics();
 

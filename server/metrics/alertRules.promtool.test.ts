@@ -124,6 +124,25 @@ const SCENARIOS: Scenario[] = [
     ],
   },
   {
+    alert: 'MeshdeckXdsCaFailing',
+    series: {
+      // Refused tokens and bad CSRs are the callers' doing: no alert.
+      [`meshdeck_xds_ca_requests_total{result="unauthenticated", ${I}}`]: '0+5x30',
+      [`meshdeck_xds_ca_requests_total{result="invalid-csr", ${I}}`]: '0+1x30',
+      [`meshdeck_xds_ca_requests_total{result="issued", ${I}}`]: '0+3x30',
+      [`meshdeck_xds_ca_requests_total{result="unavailable", ${I}}`]: '0x14 1+1x15',
+    },
+    quietAt: '12m',
+    firesAt: '25m',
+    fires: [
+      {
+        labels: { result: 'unavailable' },
+        value: '10',
+        summary: "Pods' agents could not get 10 certificates (unavailable)",
+      },
+    ],
+  },
+  {
     alert: 'MeshdeckXdsClientCertificateEnding',
     series: {
       // Streams are per replica: their certificates add up.

@@ -10,6 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MeshMetrics } from '../metrics/MeshMetrics';
+import { sample } from '../metrics/testing/promText';
 import { AdsServer } from './AdsServer';
 import {
   type CertificateRequest,
@@ -24,6 +26,7 @@ let tmp: string;
 let ads: AdsServer;
 let port: number;
 let root: Buffer;
+const metrics = new MeshMetrics({ version: '0.0.0-test', mode: 'kubernetes', processMetrics: false });
 
 /** Tokens by the table: `broken` is an outage of the check itself. */
 const tokenTable: CsrAuthenticator = async (token) => {
@@ -83,7 +86,7 @@ beforeAll(async () => {
     host: '127.0.0.1',
     port: 0,
     tlsDir: path.join(tmp, 'ca'),
-    signing: { authenticate: tokenTable, maxValidityMs: 2 * 3600_000 },
+    signing: { authenticate: tokenTable, maxValidityMs: 2 * 3600_000, metrics: metrics.ca },
   }));
   root = fs.readFileSync(path.join(tmp, 'ca', 'root.crt'));
 }, 60_000);
@@ -183,5 +186,14 @@ describe('the xDS CA signing service (Istio CreateCertificate)', () => {
       expect(err?.code, name).toBe(code);
       expect(err?.details, name).toMatch(details);
     }
+  });
+
+  it('counts every request by how it ended (meshdeck_xds_ca_requests_total)', async () => {
+    const text = (await metrics.scrape()).body;
+    const count = (result: string) => sample(text, 'meshdeck_xds_ca_requests_total', { result });
+    // The tests above: 1 + 2 issued; no token and a refused one; an outage; three bad CSRs.
+    expect([count('issued'), count('unauthenticated'), count('unavailable'), count('invalid-csr')]).toEqual([
+      3, 2, 1, 3,
+    ]);
   });
 });

@@ -15,6 +15,9 @@ import { CsrRefusedError } from './CertificateManager';
 /** Who a token says its bearer is, or why it is refused (a message fit to send back). */
 export type CsrAuthentication = { nodeId: string } | { refused: string };
 
+/** How a signing request ended, for metrics. */
+export type CaRequestResult = 'issued' | 'unauthenticated' | 'invalid-csr' | 'unavailable' | 'failed';
+
 /** Checks a bearer token; must not throw for a bad token (only for an outage). */
 export type CsrAuthenticator = (token: string) => Promise<CsrAuthentication>;
 
@@ -27,6 +30,8 @@ export interface CertificateServiceOptions {
   /** The shortest granted (default 10 min): a request for less gets this. */
   minValidityMs?: number;
   logger?: { info?: (m: string) => void; warn?: (m: string) => void };
+  /** Told how each request ended (MeshMetrics.ca). */
+  metrics?: { request(result: CaRequestResult): void };
 }
 
 export const CERTIFICATE_SERVICE = 'istio.v1.auth.IstioCertificateService';
@@ -79,6 +84,12 @@ export function splitPemChain(pem: string): string[] {
   return pem.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----\n?/g) ?? [];
 }
 
+const RESULT: Partial<Record<grpc.status, CaRequestResult>> = {
+  [grpc.status.UNAUTHENTICATED]: 'unauthenticated',
+  [grpc.status.INVALID_ARGUMENT]: 'invalid-csr',
+  [grpc.status.UNAVAILABLE]: 'unavailable',
+};
+
 /** The service's handlers: authenticate the bearer token, then sign the CSR for the token's proxy. */
 export function certificateServiceHandlers(o: CertificateServiceOptions): grpc.UntypedServiceImplementation {
   const maxMs = o.maxValidityMs ?? 24 * 3600_000;
@@ -88,7 +99,10 @@ export function certificateServiceHandlers(o: CertificateServiceOptions): grpc.U
       call: grpc.ServerUnaryCall<CertificateRequest, CertificateResponse>,
       callback: grpc.sendUnaryData<CertificateResponse>,
     ) => {
-      const fail = (code: grpc.status, details: string) => callback({ code, details, metadata: undefined });
+      const fail = (code: grpc.status, details: string) => {
+        o.metrics?.request(RESULT[code] ?? 'failed');
+        callback({ code, details, metadata: undefined });
+      };
       void (async () => {
         const header = String(call.metadata.get('authorization')[0] ?? '');
         const token = /^Bearer\s+(\S+)$/i.exec(header)?.[1];
@@ -112,6 +126,7 @@ export function certificateServiceHandlers(o: CertificateServiceOptions): grpc.U
           o.logger?.info?.(
             `xDS CA: issued ${who.nodeId} a certificate for ${Math.round(validityMs / 60_000)} min`,
           );
+          o.metrics?.request('issued');
           callback(null, { cert_chain: splitPemChain(signed.certificateChain.toString()) });
         } catch (e) {
           if (e instanceof CsrRefusedError) return fail(grpc.status.INVALID_ARGUMENT, e.message);

@@ -115,7 +115,10 @@ export interface AdsListenOptions {
    * With mTLS: also serve the CA's signing service (certificateService.ts) on the port, pods proving
    * who they are with `authenticate` (Kubernetes mode: a TokenReview of their bound token).
    */
-  signing?: Pick<CertificateServiceOptions, 'authenticate' | 'maxValidityMs' | 'minValidityMs' | 'logger'>;
+  signing?: Pick<
+    CertificateServiceOptions,
+    'authenticate' | 'maxValidityMs' | 'minValidityMs' | 'logger' | 'metrics'
+  >;
 }
 
 /**

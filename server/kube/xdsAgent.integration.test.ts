@@ -20,6 +20,8 @@ import { withTimeout } from '@/lib/util/withTimeout';
 import { waitFor } from '../xds/testing/children';
 import { demoSnapshot } from '../xds/testing/demoSnapshot';
 import { connectRawAds, type RawAdsClient } from '../xds/testing/rawAdsClient';
+import { type Backend, startBackend } from '../xds/testing/children';
+import { grpcGoClientBinary, runGrpcGoClient } from '../xds/testing/grpcGoClient';
 import { runXdsAgent } from '../xds/xdsAgent';
 import { freePort } from '../testing/startL7mp';
 import { MESHDECK_BIN } from '../testing/runMeshdeck';
@@ -42,6 +44,7 @@ let tmp: string;
 let ads: AdsServer;
 let port: number;
 let rootFile: string;
+let backend: Backend;
 const clients: RawAdsClient[] = [];
 
 /** A Pod that runs as the service account SA (never scheduled: no node runs here). */
@@ -133,10 +136,15 @@ beforeAll(async () => {
   await core.createNamespacedServiceAccount({ namespace: NS, body: { metadata: { name: SA } } });
   await installCrds(kube, kc);
   const cache = new SnapshotCache();
+  await grpcGoClientBinary();
+  backend = await startBackend('who-client-0');
   for (const pod of ['client-0', 'client-3'])
     cache.setSnapshot(
       `${NS}/${pod}`,
-      demoSnapshot({ service: `svc-${pod}`, clusters: [{ name: `c-${pod}`, weight: 1, ports: [1] }] }),
+      demoSnapshot({
+        service: `svc-${pod}`,
+        clusters: [{ name: `c-${pod}`, weight: 1, ports: [backend.port] }],
+      }),
     );
   cache.flush();
   ads = new AdsServer({ cache, logger: { warn: () => {} } });
@@ -159,6 +167,7 @@ afterAll(async () => {
   served?.child.kill('SIGKILL');
   for (const c of clients) c.close();
   await ads?.stop();
+  await backend?.stop();
   await kube?.stop();
   if (tmp) await rm(tmp, { recursive: true, force: true });
 });
@@ -197,6 +206,15 @@ describe('meshdeck xds agent: a pod gets its own certificate with its bound toke
     const record = ads.proxyStatus().find((p) => p.nodeId === 'ns1/client-0')!;
     expect(record.certificate).toMatchObject({ serialNumber: leaf.serialNumber, renewal: 'agent' });
     expect(ads.streamStats().certificateEnds).toEqual([{ end: Date.parse(leaf.validTo), renewal: 'agent' }]);
+
+    // The app in the pod: gRPC Go's xDS client, given only GRPC_XDS_BOOTSTRAP=<the agent's file>.
+    const calls = await runGrpcGoClient({
+      bootstrap: path.join(out, 'grpc-bootstrap.json'),
+      target: 'xds:///svc-client-0',
+      count: 10,
+    });
+    expect(calls.errors, calls.stderr).toEqual([]);
+    expect(calls.byBackend).toEqual({ 'who-client-0': 10 });
   });
 
   it('refuses an ADS stream without a certificate at the call, saying where to get one', async () => {

@@ -10,6 +10,8 @@ import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MeshMetrics } from '../metrics/MeshMetrics';
+import { sample } from '../metrics/testing/promText';
 import { CertificateManager } from './CertificateManager';
 import { serveXdsDir, type XdsDirServer } from './serveXdsDir';
 import { type Backend, startBackend } from './testing/children';
@@ -23,6 +25,7 @@ let dir: string;
 let served: XdsDirServer | undefined;
 const backends: Backend[] = [];
 const warnings: string[] = [];
+const metrics = new MeshMetrics({ version: '0.0.0-test', mode: 'local', processMetrics: false });
 
 beforeAll(async () => {
   await grpcGoClientBinary();
@@ -42,6 +45,7 @@ beforeAll(async () => {
     port: 0,
     tlsDir: path.join(dir, 'ca'),
     logger: { info: () => {}, warn: (m) => warnings.push(m) },
+    metrics,
   });
 }, 600_000);
 
@@ -79,6 +83,21 @@ describe('gRPC Go over mTLS ADS, configured by `meshdeck xds bootstrap` files', 
     expect(Math.abs((after.byBackend['echo-v1'] ?? 0) / N - 0.5)).toBeLessThanOrEqual(0.05);
     expect(warnings).toEqual([]);
   }, 120_000);
+
+  it('reports its load (LRS) to the ADS server over the same mTLS: every call, counted by its cluster', async () => {
+    const files = path.join(dir, 'client', 'grpc-bootstrap.json');
+    const count = async (backend: string) =>
+      sample((await metrics.scrape()).body, 'meshdeck_xds_client_requests_total', {
+        cluster: `echo-split.default.target.cluster.local/${backend}`,
+        result: 'success',
+      }) ?? 0;
+    const before = { v1: await count('echo-v1'), v2: await count('echo-v2') };
+    // The server asks for a report every 2 s: hold the channel open past one.
+    const r = await runGrpcGoClient({ bootstrap: files, target: 'xds:///echo', count: 300, holdMs: 4500 });
+    expect(r.errors, r.stderr).toEqual([]);
+    const reported = { v1: (await count('echo-v1')) - before.v1, v2: (await count('echo-v2')) - before.v2 };
+    expect(reported).toEqual({ v1: r.byBackend['echo-v1'] ?? 0, v2: r.byBackend['echo-v2'] ?? 0 });
+  }, 60_000);
 
   it('gets nothing with a certificate from another CA: every call fails, no backend answers', async () => {
     const rogueCa = path.join(dir, 'rogue-ca');

@@ -2,7 +2,8 @@
 // client here that presents a client certificate to the ADS server (gRFC A65 `tls` channel credentials
 // in the bootstrap GRPC_XDS_BOOTSTRAP names; @grpc/grpc-js-xds cannot). It calls the test backends'
 // unary /demo.Demo/Who (JSON bodies, sent as raw bytes) on -target `count` times, waiting for the xDS
-// config first, and prints one JSON line per call: {"backend": ...} or {"error": ...}.
+// config first, and prints one JSON line per call: {"backend": ...} or {"error": ...}. With -hold it keeps
+// the channel open afterwards, so its load reports (LRS, when a cluster asks for them) reach the server.
 package main
 
 import (
@@ -21,14 +22,18 @@ import (
 // raw passes JSON bodies through as bytes; named "proto" so the content type is application/grpc+proto.
 type raw struct{}
 
-func (raw) Marshal(v any) ([]byte, error)      { return *(v.(*[]byte)), nil }
-func (raw) Unmarshal(data []byte, v any) error { *(v.(*[]byte)) = append([]byte(nil), data...); return nil }
-func (raw) Name() string                       { return "proto" }
+func (raw) Marshal(v any) ([]byte, error) { return *(v.(*[]byte)), nil }
+func (raw) Unmarshal(data []byte, v any) error {
+	*(v.(*[]byte)) = append([]byte(nil), data...)
+	return nil
+}
+func (raw) Name() string { return "proto" }
 
 func main() {
 	target := flag.String("target", "", "xds:///NAME")
 	count := flag.Int("count", 1, "calls to make")
 	timeout := flag.Duration("timeout", 30*time.Second, "for all calls together")
+	hold := flag.Duration("hold", 0, "keep the channel open this long after the calls (its load reports go out)")
 	flag.Parse()
 	if *target == "" || os.Getenv("GRPC_XDS_BOOTSTRAP") == "" {
 		fmt.Fprintln(os.Stderr, "usage: GRPC_XDS_BOOTSTRAP=FILE grpc-go-xds-client -target xds:///NAME [-count N]")
@@ -58,6 +63,7 @@ func main() {
 		}
 		_ = out.Encode(who)
 	}
+	time.Sleep(*hold)
 	if failed > 0 {
 		os.Exit(1)
 	}

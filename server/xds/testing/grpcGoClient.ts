@@ -40,6 +40,8 @@ export async function runGrpcGoClient(o: {
   target: string;
   count: number;
   timeoutMs?: number;
+  /** Keep the channel open this long after the calls, ms (its load reports go out meanwhile). */
+  holdMs?: number;
 }): Promise<GrpcGoCalls> {
   const bin = await grpcGoClientBinary();
   const timeoutMs = o.timeoutMs ?? 20_000;
@@ -47,10 +49,19 @@ export async function runGrpcGoClient(o: {
     (resolve, reject) =>
       execFile(
         bin,
-        ['-target', o.target, '-count', String(o.count), '-timeout', `${timeoutMs}ms`],
+        [
+          '-target',
+          o.target,
+          '-count',
+          String(o.count),
+          '-timeout',
+          `${timeoutMs}ms`,
+          '-hold',
+          `${o.holdMs ?? 0}ms`,
+        ],
         {
           env: { ...process.env, GRPC_XDS_BOOTSTRAP: o.bootstrap, GRPC_GO_LOG_SEVERITY_LEVEL: 'warning' },
-          timeout: timeoutMs + 10_000,
+          timeout: timeoutMs + (o.holdMs ?? 0) + 10_000,
           maxBuffer: 64 * 1024 * 1024,
         },
         (err, out, errOut) => {

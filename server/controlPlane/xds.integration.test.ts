@@ -23,6 +23,7 @@ import { ControlPlane } from './ControlPlane';
 import type { ProxyLiveState, XdsTypeName } from './liveState';
 import { xdsTransport } from '@/lib/console/xdsTransport';
 import { withTimeout } from '@/lib/util/withTimeout';
+import { evenGrpcCanarySplit } from '../xds/testing/evenGrpcCanary';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const CLIENT = 'default/grpc-client';
@@ -175,12 +176,7 @@ describe('the control plane serves xDS to a proxyless gRPC client (plaintext ADS
   it('an edit of the split weights is pushed as a new RDS version, ACKed, and followed by the client', async () => {
     const before = (await waitFor('synced before the edit', allSynced, 10_000)).types;
     const meshFile = path.join(dir, 'mesh.yaml');
-    const text = await readFile(meshFile, 'utf8');
-    const edited = text
-      .replace('{ serviceName: echo-v1, weight: 80 }', '{ serviceName: echo-v1, weight: 50 }')
-      .replace('{ serviceName: echo-v2, weight: 20 }', '{ serviceName: echo-v2, weight: 50 }');
-    expect(edited).not.toBe(text);
-    await writeFile(meshFile, edited);
+    await evenGrpcCanarySplit(meshFile);
 
     const after = await waitFor(
       'a new RDS version ACKed',

@@ -17,6 +17,7 @@ import { serveXdsDir, type XdsDirServer } from './serveXdsDir';
 import { type Backend, startBackend } from './testing/children';
 import { grpcGoClientBinary, runGrpcGoClient } from './testing/grpcGoClient';
 import { writeProxyBootstrap } from './writeProxyBootstrap';
+import { evenGrpcCanarySplit } from './testing/evenGrpcCanary';
 
 const N = 1000;
 const CLIENT = 'default/grpc-client';
@@ -71,12 +72,7 @@ describe('gRPC Go over mTLS ADS, configured by `meshdeck xds bootstrap` files', 
     expect((first.byBackend['echo-v1'] ?? 0) + (first.byBackend['echo-v2'] ?? 0)).toBe(N);
 
     const meshFile = path.join(dir, 'mesh', 'mesh.yaml');
-    const text = await readFile(meshFile, 'utf8');
-    const edited = text
-      .replace('{ serviceName: echo-v1, weight: 80 }', '{ serviceName: echo-v1, weight: 50 }')
-      .replace('{ serviceName: echo-v2, weight: 20 }', '{ serviceName: echo-v2, weight: 50 }');
-    expect(edited).not.toBe(text);
-    await writeFile(meshFile, edited);
+    await evenGrpcCanarySplit(meshFile);
     await served!.reload();
     const after = await runGrpcGoClient({ bootstrap: files.files.grpc, target: 'xds:///echo', count: N });
     expect(after.errors, after.stderr).toEqual([]);

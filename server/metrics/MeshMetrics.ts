@@ -277,7 +277,7 @@ export class MeshMetrics {
     });
     const caRequests = new Counter({
       name: 'meshdeck_xds_ca_requests_total',
-      help: "Certificate signing requests from pods' agents to the xDS CA (Kubernetes mode), by result: issued; unauthenticated (no token, or a token the API server or the pod check refused); invalid-csr; unavailable (the token could not be checked: the API server); failed (signing failed).",
+      help: "Certificate signing requests from pods' agents to the xDS CA (Kubernetes mode), by result: issued; unauthenticated (no token, or a token the API server or the pod check refused); invalid-csr; limited (a proxy asking for too many: 5, then one a minute); unavailable (the token could not be checked: the API server); failed (signing failed).",
       labelNames: ['result'],
       registers,
     });

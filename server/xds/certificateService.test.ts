@@ -32,6 +32,7 @@ const metrics = new MeshMetrics({ version: '0.0.0-test', mode: 'kubernetes', pro
 const tokenTable: CsrAuthenticator = async (token) => {
   if (token === 'broken') throw new Error('connect ECONNREFUSED 10.0.0.1:443');
   if (token === 'pod-a') return { nodeId: 'ns1/pod-a' };
+  if (token === 'pod-b') return { nodeId: 'ns1/pod-b' };
   return { refused: 'the token is not valid for audience "meshdeck"' };
 };
 
@@ -86,7 +87,12 @@ beforeAll(async () => {
     host: '127.0.0.1',
     port: 0,
     tlsDir: path.join(tmp, 'ca'),
-    signing: { authenticate: tokenTable, maxValidityMs: 2 * 3600_000, metrics: metrics.ca },
+    signing: {
+      authenticate: tokenTable,
+      maxValidityMs: 2 * 3600_000,
+      metrics: metrics.ca,
+      perProxy: { burst: 8, refillMs: 3600_000 },
+    },
   }));
   root = fs.readFileSync(path.join(tmp, 'ca', 'root.crt'));
 }, 60_000);
@@ -188,12 +194,37 @@ describe('the xDS CA signing service (Istio CreateCertificate)', () => {
     }
   });
 
+  it('limits each proxy, not the others: past its burst a pod is told when to come back', async () => {
+    const ec = ['-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256'];
+    const results = [];
+    for (let i = 0; i < 9; i++)
+      results.push(
+        await call({ csr: csr(`b${i}`, ec), validity_duration: 0 }, 'pod-b').then(
+          (r) => `issued ${r.cert_chain.length}`,
+          (e: grpc.ServiceError) => `${grpc.status[e.code]}: ${e.details}`,
+        ),
+      );
+    expect(results.slice(0, 8)).toEqual(Array(8).fill('issued 2'));
+    expect(results[8]).toBe(
+      'RESOURCE_EXHAUSTED: ns1/pod-b asked for too many certificates: try again in 3600 s',
+    );
+    // pod-a (six of its eight used above) is not held up by pod-b.
+    const other = await call({ csr: csr('a2', ec), validity_duration: 0 }, 'pod-a');
+    expect(other.cert_chain).toHaveLength(2);
+  });
+
   it('counts every request by how it ended (meshdeck_xds_ca_requests_total)', async () => {
     const text = (await metrics.scrape()).body;
     const count = (result: string) => sample(text, 'meshdeck_xds_ca_requests_total', { result });
-    // The tests above: 1 + 2 issued; no token and a refused one; an outage; three bad CSRs.
-    expect([count('issued'), count('unauthenticated'), count('unavailable'), count('invalid-csr')]).toEqual([
-      3, 2, 1, 3,
+    // The tests above: 1 + 2 + 8 + 1 issued; no token and a refused one; an outage; three bad CSRs; 1 limited.
+    expect(
+      ['issued', 'unauthenticated', 'unavailable', 'invalid-csr', 'limited'].map((r) => [r, count(r)]),
+    ).toEqual([
+      ['issued', 12],
+      ['unauthenticated', 2],
+      ['unavailable', 1],
+      ['invalid-csr', 3],
+      ['limited', 1],
     ]);
   });
 });

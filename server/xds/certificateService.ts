@@ -10,13 +10,15 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
+import { keyedRateLimit } from '@/lib/util/keyedRateLimit';
 import { CsrRefusedError } from './CertificateManager';
 
 /** Who a token says its bearer is, or why it is refused (a message fit to send back). */
 export type CsrAuthentication = { nodeId: string } | { refused: string };
 
 /** How a signing request ended, for metrics. */
-export type CaRequestResult = 'issued' | 'unauthenticated' | 'invalid-csr' | 'unavailable' | 'failed';
+export type CaRequestResult =
+  'issued' | 'unauthenticated' | 'invalid-csr' | 'limited' | 'unavailable' | 'failed';
 
 /** Checks a bearer token; must not throw for a bad token (only for an outage). */
 export type CsrAuthenticator = (token: string) => Promise<CsrAuthentication>;
@@ -32,6 +34,13 @@ export interface CertificateServiceOptions {
   logger?: { info?: (m: string) => void; warn?: (m: string) => void };
   /** Told how each request ended (MeshMetrics.ca). */
   metrics?: { request(result: CaRequestResult): void };
+  /**
+   * Certificates per proxy: `burst` at once, then one per `refillMs` (default 5, then one a minute).
+   * An agent renews twice a day; a pod stuck in a loop must not keep the CA (openssl) busy.
+   */
+  perProxy?: { burst: number; refillMs: number };
+  /** Requests checked and signed at once (default 4); the rest wait their turn. */
+  concurrency?: number;
 }
 
 export const CERTIFICATE_SERVICE = 'istio.v1.auth.IstioCertificateService';
@@ -88,12 +97,31 @@ const RESULT: Partial<Record<grpc.status, CaRequestResult>> = {
   [grpc.status.UNAUTHENTICATED]: 'unauthenticated',
   [grpc.status.INVALID_ARGUMENT]: 'invalid-csr',
   [grpc.status.UNAVAILABLE]: 'unavailable',
+  [grpc.status.RESOURCE_EXHAUSTED]: 'limited',
 };
+
+/** At most `n` callers of `run` at once; the others wait in order. */
+function limiter(n: number) {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return async <T>(job: () => Promise<T>): Promise<T> => {
+    if (running >= n) await new Promise<void>((resolve) => waiting.push(resolve));
+    running++;
+    try {
+      return await job();
+    } finally {
+      running--;
+      waiting.shift()?.();
+    }
+  };
+}
 
 /** The service's handlers: authenticate the bearer token, then sign the CSR for the token's proxy. */
 export function certificateServiceHandlers(o: CertificateServiceOptions): grpc.UntypedServiceImplementation {
   const maxMs = o.maxValidityMs ?? 24 * 3600_000;
   const minMs = Math.min(o.minValidityMs ?? 10 * 60_000, maxMs);
+  const perProxy = keyedRateLimit(o.perProxy ?? { burst: 5, refillMs: 60_000 });
+  const oneAtATime = limiter(o.concurrency ?? 4);
   return {
     CreateCertificate: (
       call: grpc.ServerUnaryCall<CertificateRequest, CertificateResponse>,
@@ -103,7 +131,7 @@ export function certificateServiceHandlers(o: CertificateServiceOptions): grpc.U
         o.metrics?.request(RESULT[code] ?? 'failed');
         callback({ code, details, metadata: undefined });
       };
-      void (async () => {
+      void oneAtATime(async () => {
         const header = String(call.metadata.get('authorization')[0] ?? '');
         const token = /^Bearer\s+(\S+)$/i.exec(header)?.[1];
         if (!token)
@@ -119,6 +147,12 @@ export function certificateServiceHandlers(o: CertificateServiceOptions): grpc.U
           return fail(grpc.status.UNAVAILABLE, `cannot check the token now: ${(e as Error).message}`);
         }
         if ('refused' in who) return fail(grpc.status.UNAUTHENTICATED, who.refused);
+        const waitMs = perProxy.take(who.nodeId, Date.now());
+        if (waitMs > 0)
+          return fail(
+            grpc.status.RESOURCE_EXHAUSTED,
+            `${who.nodeId} asked for too many certificates: try again in ${Math.ceil(waitMs / 1000)} s`,
+          );
         const asked = call.request.validity_duration * 1000;
         const validityMs = asked > 0 ? Math.max(minMs, Math.min(maxMs, asked)) : maxMs;
         try {
@@ -133,7 +167,7 @@ export function certificateServiceHandlers(o: CertificateServiceOptions): grpc.U
           o.logger?.warn?.(`xDS CA: cannot sign for ${who.nodeId}: ${(e as Error).message}`);
           fail(grpc.status.INTERNAL, `cannot sign: ${(e as Error).message}`);
         }
-      })();
+      });
     },
   };
 }

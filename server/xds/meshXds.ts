@@ -117,7 +117,7 @@ export interface AdsListenOptions {
    */
   signing?: Pick<
     CertificateServiceOptions,
-    'authenticate' | 'maxValidityMs' | 'minValidityMs' | 'logger' | 'metrics'
+    'authenticate' | 'maxValidityMs' | 'minValidityMs' | 'logger' | 'metrics' | 'perProxy' | 'concurrency'
   >;
 }
 

@@ -87,6 +87,27 @@ describe('XdsStatus', () => {
     await expect.element(transport).toHaveClass(/tone-busy/);
   });
 
+  it("an agent's certificate whose end passed under the open stream: renewed by agent, in the ok tone", async () => {
+    const screen = await render(
+      <XdsStatus
+        proxyId={ID}
+        xds={stream({
+          certificate: {
+            serialNumber: '7F01',
+            validTo: ago(3600_000),
+            fingerprint256: 'EF:01',
+            renewal: 'agent',
+          },
+        })}
+      />,
+    );
+    const transport = screen.getByTestId(`proxy-xds-transport-${ID}`);
+    await expect.element(transport).toHaveTextContent('mTLS · renewed by agent');
+    await expect.element(transport).toHaveClass('tone-ok');
+    await expect.element(transport).toHaveAttribute('title', expect.stringContaining('certificate 7F01'));
+    expect(screen.container.querySelector('[role="alert"]')).toBeNull();
+  });
+
   it('an earlier rejection, since ACKed, is no alert; a closed stream says since when', async () => {
     const screen = await render(
       <XdsStatus

@@ -29,7 +29,7 @@ import { parse as parseYaml } from 'yaml';
 import { parseArgs } from '../cli/args';
 import { REPO_ROOT } from '../testing/runMeshdeck';
 import { AGENT_FILES } from '../xds/xdsAgent';
-import { XDS_CA_ROOT_CONFIGMAP, XDS_CA_ROOT_KEY } from './caRootPublisher';
+import { CaRootPublisher, XDS_CA_ROOT_CONFIGMAP, XDS_CA_ROOT_KEY } from './caRootPublisher';
 import { XDS_TOKEN_AUDIENCE } from './podTokenAuthenticator';
 import { listenKubeAds } from './listenKubeAds';
 import { installCrds, until } from './replicasTestKit';
@@ -412,5 +412,39 @@ describe("deploy/README.md's agent pod", () => {
     });
     expect(mountOf(app, 'meshdeck-certs')).toBe(cmd.out);
     expect(agent.startupProbe!.exec!.command).toEqual(['test', '-s', path.join(cmd.out, AGENT_FILES.grpc)]);
+  });
+});
+
+describe('CaRootPublisher', () => {
+  it('corrects a stale root, and after a recheck recreates one that was deleted', async () => {
+    const namespace = 'ns2';
+    await core.createNamespace({ body: { metadata: { name: namespace } } });
+    await core.createNamespacedConfigMap({
+      namespace,
+      body: { metadata: { name: XDS_CA_ROOT_CONFIGMAP }, data: { [XDS_CA_ROOT_KEY]: 'an old root' } },
+    });
+    const said: string[] = [];
+    const rootPem = fs.readFileSync(rootFile, 'utf8');
+    const publisher = new CaRootPublisher({
+      kubeConfig: kc(),
+      rootPem,
+      logger: { info: (m) => said.push(m), warn: (m) => said.push(`warn: ${m}`) },
+    });
+    const data = async () =>
+      (await core.readNamespacedConfigMap({ name: XDS_CA_ROOT_CONFIGMAP, namespace }).catch(() => undefined))
+        ?.data?.[XDS_CA_ROOT_KEY];
+    await publisher.ensure([namespace]);
+    expect(await data()).toBe(rootPem);
+    await core.deleteNamespacedConfigMap({ name: XDS_CA_ROOT_CONFIGMAP, namespace });
+    // Done once: not looked at again until a recheck.
+    await publisher.ensure([namespace]);
+    expect(await data()).toBeUndefined();
+    publisher.recheck();
+    await publisher.ensure([namespace]);
+    expect(await data()).toBe(rootPem);
+    expect(said).toEqual([
+      `meshdeck kube: updated ConfigMap ${namespace}/${XDS_CA_ROOT_CONFIGMAP} (the xDS CA's root)`,
+      `meshdeck kube: created ConfigMap ${namespace}/${XDS_CA_ROOT_CONFIGMAP} (the xDS CA's root)`,
+    ]);
   });
 });

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
 import { grpcBootstrap } from '@/lib/xds/proxyBootstrap';
+import { writeFileAtomic } from '../console/meshDirFiles';
 import {
   type CertificateRequest,
   type CertificateResponse,
@@ -74,14 +75,6 @@ async function readRequired(file: string, what: string): Promise<string> {
   }
 }
 
-/** Writes `data` to `file` through a temporary file and a rename (readers never see half a file). */
-async function replaceFile(file: string, data: string, mode: number): Promise<void> {
-  const tmp = `${file}.${process.pid}.tmp`;
-  await fs.writeFile(tmp, data, { mode });
-  await fs.chmod(tmp, mode);
-  await fs.rename(tmp, file);
-}
-
 /** One certificate: a new key, a CSR, the signing service's answer, the files replaced. */
 export async function requestAgentCertificate(o: XdsAgentOptions): Promise<AgentCertificate> {
   const [token, root] = await Promise.all([
@@ -115,16 +108,16 @@ export async function requestAgentCertificate(o: XdsAgentOptions): Promise<Agent
   const files = Object.fromEntries(
     Object.entries(AGENT_FILES).map(([k, name]) => [k, path.join(path.resolve(o.out), name)]),
   ) as Record<keyof typeof AGENT_FILES, string>;
-  await replaceFile(files.rootCa, root + '\n', 0o644);
+  await writeFileAtomic(files.rootCa, root + '\n', 0o644);
   // The key first: a reader that sees the new certificate finds its key already there.
-  await replaceFile(files.privateKey, keyPem, 0o600);
-  await replaceFile(files.certificateChain, chain.join(''), 0o644);
+  await writeFileAtomic(files.privateKey, keyPem, 0o600);
+  await writeFileAtomic(files.certificateChain, chain.join(''), 0o644);
   const bootstrap = grpcBootstrap({
     nodeId,
     xds: { host: o.serverName ?? o.host, port: o.port },
     files: { certificateChain: files.certificateChain, privateKey: files.privateKey, rootCa: files.rootCa },
   });
-  await replaceFile(files.grpc, JSON.stringify(bootstrap, null, 2) + '\n', 0o644);
+  await writeFileAtomic(files.grpc, JSON.stringify(bootstrap, null, 2) + '\n', 0o644);
   return {
     nodeId,
     serialNumber: leaf.serialNumber,

@@ -21,6 +21,8 @@ export type ProxyXdsLiveState = Omit<ProxyRecord, 'types' | 'streamId'> & {
   connected: boolean;
   /** When the last stream closed (only while not connected). */
   disconnectedAt?: string;
+  /** The replica the stream is open at, when not this one (Kubernetes mode, replicaStreams.ts). */
+  replica?: string;
   types: Record<XdsTypeName, XdsTypeLiveState>;
 };
 

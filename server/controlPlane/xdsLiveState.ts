@@ -18,7 +18,7 @@ const TYPE_NAMES: [XdsTypeUrl, XdsTypeName][] = [
 ];
 
 /** One ADS stream's status (AdsServer 'status' event or proxyStatus()) as live state. */
-export function xdsLiveState(s: ProxyStatus): ProxyXdsLiveState {
+export function xdsLiveState(s: ProxyStatus & { replica?: string }): ProxyXdsLiveState {
   const types = {} as ProxyXdsLiveState['types'];
   for (const [url, name] of TYPE_NAMES) {
     const t = s.types[url];
@@ -36,6 +36,7 @@ export function xdsLiveState(s: ProxyStatus): ProxyXdsLiveState {
     protocol: s.protocol,
     connectedSince: s.connectedSince,
     ...(s.certificate ? { certificate: s.certificate } : {}),
+    ...(s.replica ? { replica: s.replica } : {}),
     types,
   };
 }

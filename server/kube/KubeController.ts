@@ -46,8 +46,8 @@ import {
 } from '../l7mp/Reconciler';
 import type { ProxyXdsLiveState } from '../controlPlane/liveState';
 import { grpcSyncFields, xdsLiveState } from '../controlPlane/xdsLiveState';
-import { XdsStreamTracker } from '../controlPlane/xdsStreamTracker';
-import type { AdsServer } from '../xds/AdsServer';
+import { newest, type XdsStreamSource, XdsStreamTracker } from '../controlPlane/xdsStreamTracker';
+import type { AdsServer, ProxyStatus } from '../xds/AdsServer';
 import type { MeshXdsPublisher } from '../xds/meshXds';
 import { EventRecorder } from './eventRecorder';
 import { withTimeout } from '@/lib/util/withTimeout';
@@ -80,6 +80,11 @@ export interface KubeControllerOptions {
    * progress in Programmed (without it their acknowledgements are not tracked).
    */
   xdsServer?: AdsServer;
+  /**
+   * The other replicas' ADS streams (ReplicaPeers): a client streaming from another replica makes
+   * progress in Programmed too.
+   */
+  replicaStreams?: XdsStreamSource & { proxyStatus(): ProxyStatus[] };
   /** Options of the controller's own l7mp Reconciler (drift check interval, timeouts...). */
   reconciler?: ReconcilerOptions;
   /** Coalescing, restart backoff, idle-watch relist and request timeout of the informers. */
@@ -191,6 +196,8 @@ export class KubeController extends EventEmitter<KubeControllerEvents> {
         (nodeId) => this.isGrpcClient(nodeId),
       );
       this.tracker.attach(options.xdsServer);
+      if (options.replicaStreams)
+        this.tracker.attach(options.replicaStreams, 'peers', options.replicaStreams.proxyStatus());
     }
   }
 
@@ -260,7 +267,10 @@ export class KubeController extends EventEmitter<KubeControllerEvents> {
     if (this.stopped) return;
     this.stopped = true;
     clearTimeout(this.statusTimer);
-    if (this.tracker) this.tracker.detach(this.options.xdsServer!);
+    if (this.tracker) {
+      this.tracker.detach(this.options.xdsServer!);
+      if (this.options.replicaStreams) this.tracker.detach(this.options.replicaStreams);
+    }
     await this.source.stop();
     await this.reconciler.stop();
     // The last status pass and the Events still queued get a moment, not a say: an API server that does
@@ -381,11 +391,16 @@ export class KubeController extends EventEmitter<KubeControllerEvents> {
     return { phase, inSync: f.inSync, ...(message ? { message } : {}) };
   }
 
-  /** The ADS server's open streams, the newest of each node id. */
+  /** The open streams of this replica's ADS server and the other replicas', the newest of each node id. */
   private openStreams(): Map<string, ProxyXdsLiveState> {
+    const byNode = new Map<string, ProxyStatus[]>();
+    const all = [
+      ...(this.options.xdsServer?.proxyStatus() ?? []),
+      ...(this.options.replicaStreams?.proxyStatus() ?? []),
+    ];
+    for (const s of all) byNode.set(s.nodeId, [...(byNode.get(s.nodeId) ?? []), s]);
     const out = new Map<string, ProxyXdsLiveState>();
-    // proxyStatus() is sorted by node id, then stream id: the last of a node is its newest.
-    for (const s of this.options.xdsServer?.proxyStatus() ?? []) out.set(s.nodeId, xdsLiveState(s));
+    for (const [nodeId, streams] of byNode) out.set(nodeId, xdsLiveState(newest(streams)!));
     return out;
   }
 

@@ -3,11 +3,8 @@
 // as custom resources, Services and Pods; the controller's ADS server; a REAL
 // @grpc/grpc-js-xds client in its own process (node id default/grpc-client) dialling xds:///echo; real
 // gRPC backends on the example's pod addresses (free ports). Nothing binds a fixed port: no lock needed.
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
 import type { MeshCondition } from '@/lib/kube/meshStatus';
 import { AdsServer } from '../xds/AdsServer';
 import { MeshXdsPublisher } from '../xds/meshXds';
@@ -15,11 +12,14 @@ import type { XdsResource } from '../xds/SnapshotCache';
 import { snapshotFromRendered } from '../xds/snapshotFromRendered';
 import { type Backend, type Child, forkXdsClient, startBackend } from '../xds/testing/children';
 import { KubeController } from './KubeController';
-import { GROUP, installCrds, merge, NS, type Obj, PLURAL, until } from './replicasTestKit';
+import { GROUP, installCrds, merge, NS, type Obj } from './replicasTestKit';
+import {
+  applyGrpcCanary,
+  GRPC_CANARY_CLIENT as CLIENT,
+  programmed,
+  programmedBecomes as programmedOf,
+} from './testing/grpcCanaryKube';
 import { type KubeApiServer, startKubeApiServer } from './testing/kubeApiServer';
-
-const EXAMPLE = path.resolve(__dirname, '../../examples/grpc-canary');
-const CLIENT = `${NS}/grpc-client`;
 
 let kube: KubeApiServer;
 let kc: k8s.KubeConfig;
@@ -56,57 +56,6 @@ async function startBackends(): Promise<Backend[]> {
   throw lastError;
 }
 
-/** examples/grpc-canary as the cluster holds it, the backends' targetPort moved to `port`. */
-async function applyCanary(port: number): Promise<void> {
-  const core = kc.makeApiClient(k8s.CoreV1Api);
-  const docs = ['cluster.yaml', 'mesh.yaml'].flatMap((f) =>
-    parseAllDocuments(readFileSync(path.join(EXAMPLE, f), 'utf8')).map((d) => d.toJS() as Obj),
-  );
-  for (const o of docs) {
-    if (o.kind === 'Service') {
-      o.spec.ports[0].targetPort = port;
-      await core.createNamespacedService({ namespace: NS, body: o as k8s.V1Service });
-    } else if (o.kind === 'Pod') {
-      const name = o.metadata.name as string;
-      await core.createNamespacedPod({
-        namespace: NS,
-        body: {
-          apiVersion: 'v1',
-          kind: 'Pod',
-          metadata: o.metadata,
-          spec: { containers: [{ name: 'app', image: 'registry.invalid/app:1' }] },
-        },
-      });
-      // No kubelet runs: the status a kubelet would report goes through the status subresource.
-      await core.patchNamespacedPodStatus(
-        {
-          name,
-          namespace: NS,
-          body: { status: { phase: 'Running', podIP: o.status.podIP, podIPs: [{ ip: o.status.podIP }] } },
-        },
-        merge,
-      );
-    }
-  }
-  // No endpoint controller runs and an EndpointSlice may not hold a loopback address: with no slices
-  // the engine takes the selected pods' IPs (the backends listen there).
-  for (const o of docs) {
-    if (o.apiVersion !== 'msm.l7mp.io/v1') continue;
-    await custom.createNamespacedCustomObject({ ...GROUP, namespace: NS, plural: PLURAL[o.kind]!, body: o });
-  }
-}
-
-/** An object's Programmed condition as the API server holds it. */
-async function programmed(kind: string, name: string): Promise<MeshCondition | undefined> {
-  const o = (await custom.getNamespacedCustomObject({
-    ...GROUP,
-    namespace: NS,
-    plural: PLURAL[kind]!,
-    name,
-  })) as Obj;
-  return (o.status?.conditions as MeshCondition[] | undefined)?.find((c) => c.type === 'Programmed');
-}
-
 /** Waits until the object's Programmed condition has `status` (and the message passes `message`). */
 function programmedBecomes(
   kind: string,
@@ -114,16 +63,7 @@ function programmedBecomes(
   status: MeshCondition['status'],
   message: (m: string) => boolean = () => true,
 ): Promise<MeshCondition> {
-  let last: MeshCondition | undefined;
-  return until(
-    `${kind} ${name} Programmed=${status}`,
-    async () => {
-      last = await programmed(kind, name);
-      return last?.status === status && message(last.message) ? last : undefined;
-    },
-    20_000,
-    () => `last Programmed: ${JSON.stringify(last)}\n${context()}`,
-  );
+  return programmedOf(custom, kind, name, status, message, context);
 }
 
 async function calls(n: number): Promise<{ byBackend: Record<string, number>; failures: string[] }> {
@@ -138,7 +78,7 @@ beforeAll(async () => {
   await installCrds(kube, kc);
   ads = new AdsServer({ cache: xds.cache, logger });
   adsPort = await ads.listen({ host: '127.0.0.1', port: 0, insecure: true });
-  await applyCanary(backends[0]!.port);
+  await applyGrpcCanary(kc, backends[0]!.port);
   controller = KubeController.start({
     kubeConfig: kc,
     xds,
@@ -175,7 +115,7 @@ describe('Programmed of a proxyless gRPC client follows its ADS stream (real kub
     const byType = Object.fromEntries((o.status.conditions as MeshCondition[]).map((c) => [c.type, c]));
     expect(byType.Accepted?.status).toBe('True');
     expect(byType.ResolvedRefs?.status).toBe('True');
-    expect((await programmed('Target', 'echo-split'))?.status).toBe('Unknown');
+    expect((await programmed(custom, 'Target', 'echo-split'))?.status).toBe('Unknown');
   });
 
   it('the client dials xds:///echo, its RPCs reach both backends, it ACKs: Programmed True naming it', async () => {

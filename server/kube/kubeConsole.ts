@@ -75,6 +75,8 @@ export class KubeConsole implements ControlPlaneApi {
     this.loadReports = this.loadFeed.store;
     if (options.xds) {
       this.tracker.attach(options.xds.server);
+      // The clients streaming from the other replicas (Kubernetes mode shares them: replicaPeers.ts).
+      if (this.cp.peers) this.tracker.attach(this.cp.peers, 'peers', this.cp.peers.proxyStatus());
       this.loadFeed.attach(options.xds.server);
       this.live.setXds({ listen: options.xds.listen, tls: options.xds.tls });
     }
@@ -125,6 +127,7 @@ export class KubeConsole implements ControlPlaneApi {
     this.cp.controller.off('update', this.onUpdate);
     this.cp.controller.reconciler.off('state', this.onState);
     if (this.options.xds) this.tracker.detach(this.options.xds.server);
+    if (this.cp.peers) this.tracker.detach(this.cp.peers);
     this.loadFeed.stop();
   }
 

@@ -16,6 +16,7 @@ import { CaRootPublisher, proxyNamespaces } from './caRootPublisher';
 import { type KubeControllerOptions, KubeController } from './KubeController';
 import type { InformerState } from './kubeSource';
 import { type LeaderElectionLogger, type LeaderElectionStatus, LeaderElector } from './leaderElection';
+import { ReplicaPeers, type ReplicaPeersOptions } from './replicaPeers';
 
 export const LEASE_NAME = 'meshdeck-controller';
 
@@ -44,6 +45,16 @@ export interface KubeControlPlaneOptions {
    */
   caRoot?: string;
   caRootRecheckMs?: number;
+  /**
+   * Share ADS clients with the other replicas (replicaPeers.ts): where they reach this replica's ADS
+   * port and how to call theirs. Needs `xdsServer` serving replicaStreams.
+   */
+  peers?: Omit<ReplicaPeersOptions, 'kubeConfig' | 'namespace' | 'identity' | 'logger'>;
+}
+
+/** A replica's identity: `identity`, else $POD_NAME, else `<hostname>-<pid>`. */
+export function replicaIdentity(env: NodeJS.ProcessEnv, identity?: string): string {
+  return identity || env.POD_NAME || `${os.hostname()}-${process.pid}`;
 }
 
 /** Who leads and how the informers are doing, for health checks and the console. */
@@ -72,19 +83,32 @@ export class KubeControlPlane {
   readonly elector: LeaderElector;
   readonly identity: string;
   readonly leaseNamespace: string;
+  /** The other replicas' ADS streams, when shared (`peers`). */
+  readonly peers: ReplicaPeers | undefined;
   private stopped: Promise<void> | undefined;
   private readonly stopHooks: (() => void)[] = [];
 
   private constructor(options: KubeControlPlaneOptions) {
     const env = options.env ?? process.env;
     const logger = options.logger ?? console;
-    this.identity = options.identity || env.POD_NAME || `${os.hostname()}-${process.pid}`;
+    this.identity = replicaIdentity(env, options.identity);
     this.leaseNamespace = options.leaseNamespace || controllerNamespace(env, options.namespace);
+    this.peers =
+      options.peers && options.xdsServer
+        ? new ReplicaPeers({
+            ...options.peers,
+            kubeConfig: options.kubeConfig,
+            namespace: this.leaseNamespace,
+            identity: this.identity,
+            logger,
+          })
+        : undefined;
     this.controller = KubeController.start({
       kubeConfig: options.kubeConfig,
       ...(options.namespace ? { namespace: options.namespace } : {}),
       ...(options.xds ? { xds: options.xds } : {}),
       ...(options.xdsServer ? { xdsServer: options.xdsServer } : {}),
+      ...(this.peers ? { replicaStreams: this.peers } : {}),
       events: { instance: this.identity },
       ...options.controller,
       active: false,
@@ -153,6 +177,7 @@ export class KubeControlPlane {
   /** Starts the informers and the election. */
   static start(options: KubeControlPlaneOptions): KubeControlPlane {
     const cp = new KubeControlPlane(options);
+    cp.peers?.start();
     cp.elector.start();
     return cp;
   }
@@ -178,6 +203,7 @@ export class KubeControlPlane {
   stop(options: { release?: boolean } = {}): Promise<void> {
     this.stopped ??= (async () => {
       for (const fn of this.stopHooks.splice(0)) fn();
+      await this.peers?.stop();
       await this.elector.stop(options);
       await this.controller.stop();
     })();

@@ -10,6 +10,7 @@ import fs from 'node:fs/promises';
 import { isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
 import * as k8s from '@kubernetes/client-node';
 import type { CliCommand } from '../cli/args';
 import { CliError, ExitCode } from '../cli/cliError';
@@ -32,7 +33,14 @@ import { setClusterContext } from './clusterContext';
 import { ClusterMirror } from './clusterMirror';
 import { KubeConsole } from './kubeConsole';
 import { setKubeHealth } from './kubeHealthContext';
-import { controllerNamespace, KubeControlPlane, LEASE_NAME } from './kubeControlPlane';
+import {
+  controllerNamespace,
+  KubeControlPlane,
+  type KubeControlPlaneOptions,
+  LEASE_NAME,
+  replicaIdentity,
+} from './kubeControlPlane';
+import { replicaLeaseName } from './replicaPeers';
 import { urlHost } from '@/lib/util/urlHost';
 import { AdmissionWebhook, ADMISSION_PATH, clusterFromObjects } from './admissionWebhook';
 import { WebhookCertificates } from './webhookCertificates';
@@ -75,6 +83,9 @@ export async function runKubeServe(
   let adsListen: { listen: string; tls: boolean } | undefined;
   let adsLine = 'xDS: off (--no-xds)\n';
   let caRoot: string | undefined;
+  let peers: KubeControlPlaneOptions['peers'];
+  let peersLine = '';
+  const identity = replicaIdentity(process.env);
   if (cmd.xds) {
     ads = new AdsServer({
       cache: publisher.cache,
@@ -83,7 +94,7 @@ export async function runKubeServe(
     });
     const ns = controllerNamespace(process.env, namespace);
     try {
-      const { port, tls } = await listenKubeAds(ads, {
+      const { port, tls, peerCredentials } = await listenKubeAds(ads, {
         kubeConfig: kc,
         namespace: ns,
         host: cmd.xds.host,
@@ -91,7 +102,22 @@ export async function runKubeServe(
         ...(cmd.xds.insecure ? { insecure: true } : { caDir: path.join(localMeshStateDir(), 'xds-ca') }),
         logger: { info: (m) => console.info(m) },
         metrics: metrics.ca,
+        replicaStreams: { replica: identity },
       });
+      // The other replicas reach this one's ADS port at the pod's address (deploy/console.yaml: POD_IP).
+      const peerAddress =
+        process.env.MESHDECK_XDS_PEER_ADDRESS ||
+        (process.env.POD_IP ? `${urlHost(process.env.POD_IP)}:${port}` : '');
+      if (peerAddress) {
+        peers = {
+          address: peerAddress,
+          credentials: peerCredentials ?? (() => grpc.credentials.createInsecure()),
+          serverName: `meshdeck.${ns}.svc`,
+        };
+        peersLine = `xDS replicas: this one is ${identity} at ${peerAddress}; each follows the others' clients (Leases ${replicaLeaseName('*')})\n`;
+      } else
+        peersLine =
+          'xDS replicas: not shared ($POD_IP is not set): each replica sees only the clients streaming from it\n';
       // Published to the proxies' namespaces for their agents (caRootPublisher.ts).
       if (tls) caRoot = await fs.readFile(path.join(localMeshStateDir(), 'xds-ca', 'root.crt'), 'utf8');
       const host = urlHost(cmd.xds.host);
@@ -118,6 +144,8 @@ export async function runKubeServe(
     xds: publisher,
     // Proxyless gRPC clients' ADS sync feeds their objects' Programmed condition.
     ...(ads ? { xdsServer: ads } : {}),
+    identity,
+    ...(peers ? { peers } : {}),
     ...(caRoot ? { caRoot } : {}),
     ...(lease?.durationSeconds !== undefined ? { leaseDurationSeconds: lease.durationSeconds } : {}),
     ...(lease?.renewDeadlineMs !== undefined ? { renewDeadlineMs: lease.renewDeadlineMs } : {}),
@@ -279,6 +307,7 @@ export async function runKubeServe(
       `informers: ${informers}/${h.informers.length} synced` +
       `${synced ? `, ready in ${((Date.now() - started) / 1000).toFixed(1)} s` : ` after ${SYNC_WAIT_MS / 1000} s (still trying)`}\n` +
       adsLine +
+      peersLine +
       webhookLine +
       consoleLine,
   );

@@ -7,7 +7,7 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import type { AdsServer } from '../xds/AdsServer';
-import { listenAds } from '../xds/meshXds';
+import { type AdsListening, type AdsListenOptions, listenAds } from '../xds/meshXds';
 import type { CertificateServiceOptions } from '../xds/certificateService';
 import { podTokenAuthenticator } from './podTokenAuthenticator';
 import { seedCaDir, sharedCaSecret, XDS_CA_SECRET } from './sharedCaSecret';
@@ -41,17 +41,17 @@ export interface KubeAdsOptions {
   signing?: false | { minValidityMs?: number; maxValidityMs?: number };
   /** Told how each signing request ended (MeshMetrics.ca). */
   metrics?: CertificateServiceOptions['metrics'];
+  /** Serve this replica's streams to the others (replicaStreams.ts), as `replica`. */
+  replicaStreams?: AdsListenOptions['replicaStreams'];
 }
 
 /** Errors of a connection, not of the API server's answer. */
 const UNREACHABLE = /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|socket hang up/;
 
 /** Starts `ads` with the replicas' shared CA (or in plaintext); resolves with the bound port. */
-export async function listenKubeAds(
-  ads: AdsServer,
-  o: KubeAdsOptions,
-): Promise<{ port: number; tls: boolean }> {
-  if (o.insecure) return listenAds(ads, { host: o.host, port: o.port, insecure: true });
+export async function listenKubeAds(ads: AdsServer, o: KubeAdsOptions): Promise<AdsListening> {
+  const shared = o.replicaStreams ? { replicaStreams: o.replicaStreams } : {};
+  if (o.insecure) return listenAds(ads, { host: o.host, port: o.port, insecure: true, ...shared });
   if (!o.caDir) throw new Error('listenKubeAds needs a caDir for mTLS (or insecure: true)');
   const where = `the xDS CA in Secret ${o.namespace}/${XDS_CA_SECRET}`;
   for (let attempt = 1; ; attempt++) {
@@ -81,6 +81,7 @@ export async function listenKubeAds(
     port: o.port,
     tlsDir: o.caDir,
     extraSans: [`DNS:meshdeck.${o.namespace}.svc`, `DNS:meshdeck.${o.namespace}.svc.cluster.local`],
+    ...shared,
     ...(o.signing === false
       ? {}
       : {

@@ -106,7 +106,13 @@ export interface AdsStreamStats {
   certificateEnds: { end: number; renewal: CertificateRenewal }[];
 }
 
-export type ListenOptions =
+/** A gRPC service served on the ADS port beside ADS and LRS (replicaStreams.ts). */
+export interface ExtraService {
+  definition: grpc.ServiceDefinition;
+  implementation: grpc.UntypedServiceImplementation;
+}
+
+export type ListenOptions = (
   | {
       host?: string;
       port?: number;
@@ -118,7 +124,8 @@ export type ListenOptions =
        */
       certificateService?: grpc.UntypedServiceImplementation;
     }
-  | { host?: string; port?: number; insecure: true };
+  | { host?: string; port?: number; insecure: true }
+) & { services?: ExtraService[] };
 
 export interface AdsServerOptions {
   cache: SnapshotCache;
@@ -350,6 +357,7 @@ export class AdsServer extends EventEmitter<AdsServerEvents> {
     });
     if ('tls' in options && options.certificateService)
       server.addService(certificateServiceDefinition(), options.certificateService);
+    for (const extra of options.services ?? []) server.addService(extra.definition, extra.implementation);
     const port = await new Promise<number>((resolve, reject) =>
       server.bindAsync(`${host}:${options.port ?? 0}`, creds, (err, p) => (err ? reject(err) : resolve(p))),
     );

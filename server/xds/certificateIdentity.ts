@@ -5,6 +5,12 @@
 import type { X509Certificate } from 'node:crypto';
 import type { PeerCertificate } from 'node:tls';
 
+/**
+ * The name on every replica's ADS server certificate (clientAuth too: replicas call each other with
+ * it, replicaStreams.ts). No proxy may be issued it.
+ */
+export const XDS_SERVER_COMMON_NAME = 'meshdeck-system/xds-server';
+
 /** The proxy name a certificate carries: `<ns>/<pod>` from a meshdeck SPIFFE URI SAN, else the CN. */
 export function identityFromCertificate(cert: PeerCertificate | X509Certificate): string | undefined {
   // A PeerCertificate's subject is an object of fields, an X509Certificate's a string of lines.

@@ -12,6 +12,7 @@ import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
 import { keyedRateLimit } from '@/lib/util/keyedRateLimit';
 import { CsrRefusedError } from './CertificateManager';
+import { XDS_SERVER_COMMON_NAME } from './certificateIdentity';
 
 /** Who a token says its bearer is, or why it is refused (a message fit to send back). */
 export type CsrAuthentication = { nodeId: string } | { refused: string };
@@ -95,6 +96,7 @@ export function splitPemChain(pem: string): string[] {
 
 const RESULT: Partial<Record<grpc.status, CaRequestResult>> = {
   [grpc.status.UNAUTHENTICATED]: 'unauthenticated',
+  [grpc.status.PERMISSION_DENIED]: 'unauthenticated',
   [grpc.status.INVALID_ARGUMENT]: 'invalid-csr',
   [grpc.status.UNAVAILABLE]: 'unavailable',
   [grpc.status.RESOURCE_EXHAUSTED]: 'limited',
@@ -147,6 +149,9 @@ export function certificateServiceHandlers(o: CertificateServiceOptions): grpc.U
           return fail(grpc.status.UNAVAILABLE, `cannot check the token now: ${(e as Error).message}`);
         }
         if ('refused' in who) return fail(grpc.status.UNAUTHENTICATED, who.refused);
+        // The replicas' own name: a pod holding it could follow every proxy's stream (replicaStreams.ts).
+        if (who.nodeId === XDS_SERVER_COMMON_NAME)
+          return fail(grpc.status.PERMISSION_DENIED, `${who.nodeId} is the control plane's own name`);
         const waitMs = perProxy.take(who.nodeId, Date.now());
         if (waitMs > 0)
           return fail(

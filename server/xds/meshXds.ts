@@ -4,19 +4,26 @@
  * server started with mTLS from a CertificateManager or, only when asked, in plaintext (`listenAds`).
  */
 import { isIP } from 'node:net';
+import * as grpc from '@grpc/grpc-js';
 import type { Proxy } from '@/lib/engine/clusterIndex';
 import type { ResolvedMesh } from '@/lib/engine/resolvedMesh';
 import { type Diagnostic, normalizeDiagnostics } from '@/lib/model/diagnostic';
 import { type ProxyXdsSnapshot, renderXdsProxy, xdsRenderKey } from '@/lib/xds/renderXds';
-import type { AdsServer, ListenOptions } from './AdsServer';
+import type { AdsServer, ExtraService, ListenOptions } from './AdsServer';
 import { CertificateManager } from './CertificateManager';
+import { XDS_SERVER_COMMON_NAME } from './certificateIdentity';
 import { certificateServiceHandlers, type CertificateServiceOptions } from './certificateService';
+import {
+  replicaStreamsHandlers,
+  replicaStreamsServiceDefinition,
+  type ReplicaStreamsServiceOptions,
+} from './replicaStreams';
 import { SnapshotCache } from './SnapshotCache';
 import { applyRendered, type RenderedProxyXds } from './snapshotFromRendered';
 import { urlHost } from '@/lib/util/urlHost';
 
 /** The name of the ADS server's own certificate. */
-export const XDS_SERVER_COMMON_NAME = 'meshdeck-system/xds-server';
+export { XDS_SERVER_COMMON_NAME };
 
 /** The diagnostic code of a snapshot the cache refused (the proxy keeps its previous config). */
 export const XDS_SNAPSHOT_REFUSED = 'xds-snapshot-refused';
@@ -119,6 +126,23 @@ export interface AdsListenOptions {
     CertificateServiceOptions,
     'authenticate' | 'maxValidityMs' | 'minValidityMs' | 'logger' | 'metrics' | 'perProxy' | 'concurrency'
   >;
+  /**
+   * Also serve this server's streams to the other replicas (replicaStreams.ts), as `replica`. With
+   * mTLS only callers presenting the ADS server's own certificate are answered.
+   */
+  replicaStreams?: Omit<ReplicaStreamsServiceOptions, 'insecure'>;
+}
+
+/** What listenAds started: the port, whether TLS is on, and with TLS, how to call a peer replica. */
+export interface AdsListening {
+  port: number;
+  tls: boolean;
+  /**
+   * Channel credentials for calling another replica's ADS port as a replica: this server's own
+   * certificate (clientAuth) and the CA's root, the current ones after a renewal. Undefined in
+   * plaintext.
+   */
+  peerCredentials?: () => grpc.ChannelCredentials;
 }
 
 /**
@@ -126,16 +150,26 @@ export interface AdsListenOptions {
  * clients must present a certificate from the same CA) or, with `insecure`, in plaintext. Resolves
  * with the bound port and whether TLS is on.
  */
-export async function listenAds(
-  server: AdsServer,
-  o: AdsListenOptions,
-): Promise<{ port: number; tls: boolean }> {
+export async function listenAds(server: AdsServer, o: AdsListenOptions): Promise<AdsListening> {
   const where = `${urlHost(o.host)}:${o.port}`;
+  const services = (insecure: boolean): ExtraService[] =>
+    o.replicaStreams
+      ? [
+          {
+            definition: replicaStreamsServiceDefinition(),
+            implementation: replicaStreamsHandlers(server, { ...o.replicaStreams, insecure }),
+          },
+        ]
+      : [];
   const listen = (options: ListenOptions) =>
     server.listen(options).catch((e: Error) => {
       throw new AdsListenError(`the ADS server cannot listen on ${where}: ${e.message}`);
     });
-  if (o.insecure) return { port: await listen({ host: o.host, port: o.port, insecure: true }), tls: false };
+  if (o.insecure)
+    return {
+      port: await listen({ host: o.host, port: o.port, insecure: true, services: services(true) }),
+      tls: false,
+    };
   if (!o.tlsDir) throw new Error('the ADS server needs a tlsDir for mTLS (or insecure: true)');
   const cm = new CertificateManager({ dir: o.tlsDir });
   // A wildcard bind is reached on loopback here, so that is the address the certificate names.
@@ -164,6 +198,7 @@ export async function listenAds(
           }),
         }
       : {}),
+    services: services(false),
   });
   // The server certificate is short-lived: renew it before it expires, without a restart (new
   // connections get the new one; open streams keep theirs).
@@ -179,5 +214,9 @@ export async function listenAds(
   });
   cm.autoRotate(o.renewCheckMs ?? 60_000);
   server.onStop(() => cm.stopAutoRotate());
-  return { port, tls: true };
+  const peerCredentials = () => {
+    const current = cm.get(XDS_SERVER_COMMON_NAME) ?? cert;
+    return grpc.credentials.createSsl(root.certificateChain, current.privateKey, current.certificateChain);
+  };
+  return { port, tls: true, peerCredentials };
 }

@@ -9,7 +9,6 @@
  * that ended.
  */
 import type { ClusterLoadReport, ProxyLoadLiveState } from '@/lib/xds/loadReports';
-import type { AdsServer } from '../xds/AdsServer';
 import { LoadReportStore } from '../xds/LoadReportStore';
 import type { LiveStateStore } from './liveState';
 
@@ -21,6 +20,12 @@ export interface LoadLiveFeedOptions {
 }
 
 /** Feeds `ProxyLiveState.load` from an AdsServer's load reports (see the module comment). */
+/** What emits clients' load reports as AdsServer's 'load' events. */
+export interface LoadSource {
+  on(event: 'load', fn: (nodeId: string, reports: ClusterLoadReport[], atMs: number) => void): unknown;
+  off(event: 'load', fn: (nodeId: string, reports: ClusterLoadReport[], atMs: number) => void): unknown;
+}
+
 export class LoadLiveFeed {
   readonly store = new LoadReportStore();
   /** Clients with reports since the last flush. */
@@ -28,7 +33,7 @@ export class LoadLiveFeed {
   /** What live state shows for each client with a view. */
   private readonly shown = new Map<string, ProxyLoadLiveState>();
   private timer: NodeJS.Timeout | undefined;
-  private readonly servers = new Set<AdsServer>();
+  private readonly servers = new Set<LoadSource>();
   private readonly flushMs: number;
   private readonly now: () => number;
   private stopped = false;
@@ -47,8 +52,8 @@ export class LoadLiveFeed {
     this.now = options.now ?? Date.now;
   }
 
-  /** Follows an AdsServer's 'load' events. */
-  attach(server: AdsServer): void {
+  /** Follows 'load' events: an AdsServer's, or the other replicas' clients' (ReplicaPeers). */
+  attach(server: LoadSource): void {
     server.on('load', this.onLoad);
     this.servers.add(server);
   }

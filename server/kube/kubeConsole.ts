@@ -76,7 +76,10 @@ export class KubeConsole implements ControlPlaneApi {
     if (options.xds) {
       this.tracker.attach(options.xds.server);
       // The clients streaming from the other replicas (Kubernetes mode shares them: replicaPeers.ts).
-      if (this.cp.peers) this.tracker.attach(this.cp.peers, 'peers', this.cp.peers.proxyStatus());
+      if (this.cp.peers) {
+        this.tracker.attach(this.cp.peers, 'peers', this.cp.peers.proxyStatus());
+        this.loadFeed.attach(this.cp.peers);
+      }
       this.loadFeed.attach(options.xds.server);
       this.live.setXds({ listen: options.xds.listen, tls: options.xds.tls });
     }

@@ -7,11 +7,13 @@
  * a Lease not renewed for its duration is a replica gone. A graceful stop deletes the replica's Lease.
  *
  * It emits the peers' streams as one XdsStreamSource ('status', 'disconnect', each tagged with its
- * replica), so the leader's Programmed conditions and any replica's console see every client.
+ * replica) and their clients' load reports ('load'), so the leader's Programmed conditions, rollout
+ * analyses and any replica's console see every client.
  */
 import { EventEmitter } from 'node:events';
 import type * as grpc from '@grpc/grpc-js';
 import * as k8s from '@kubernetes/client-node';
+import type { ClusterLoadReport } from '@/lib/xds/loadReports';
 import type { ProxyRecord } from '../xds/AdsServer';
 import { ReplicaStreamsClient, type ReplicaStatus } from '../xds/replicaStreams';
 
@@ -58,6 +60,7 @@ export interface ReplicaPeer {
 interface Events {
   status: [ReplicaStatus];
   disconnect: [ProxyRecord & { replica: string }];
+  load: [nodeId: string, reports: ClusterLoadReport[], atMs: number];
 }
 
 /** Lease time as the API server writes MicroTime: six fraction digits. */
@@ -207,6 +210,7 @@ export class ReplicaPeers extends EventEmitter<Events> {
     });
     client.on('status', (s) => this.emit('status', s));
     client.on('disconnect', (r) => this.emit('disconnect', r));
+    client.on('load', (nodeId, reports, atMs) => this.emit('load', nodeId, reports, atMs));
     client.on('state', (s) =>
       s.connected
         ? this.o.logger?.info(`meshdeck kube: following the xDS streams of replica ${replica} (${address})`)

@@ -17,6 +17,8 @@ import { TypeUrls } from '../xds/envoyProtos';
 import { MeshXdsPublisher } from '../xds/meshXds';
 import { ReplicaStreamsClient, type ReplicaStatus } from '../xds/replicaStreams';
 import { connectRawAds, type RawAdsClient } from '../xds/testing/rawAdsClient';
+import { clusterStats, connectRawLrs } from '../xds/testing/rawLrsClient';
+import { KubeConsole } from './kubeConsole';
 import { KubeControlPlane } from './kubeControlPlane';
 import { listenKubeAds } from './listenKubeAds';
 import { REPLICA_LABEL, replicaLeaseName, XDS_ADDRESS_ANNOTATION } from './replicaPeers';
@@ -39,6 +41,7 @@ let custom: k8s.CustomObjectsApi;
 let tmp: string;
 const replicas: Replica[] = [];
 const clients: RawAdsClient[] = [];
+const consoles: KubeConsole[] = [];
 const logs: string[] = [];
 const context = () => `log:\n${logs.slice(-40).join('\n')}`;
 
@@ -132,6 +135,7 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
+  for (const c of consoles) c.stop();
   for (const c of clients) c.close();
   for (const r of replicas) await stopReplica(r);
   await kube?.stop();
@@ -180,6 +184,50 @@ describe('replicas share their xDS clients (real kube-apiserver, mTLS between re
     const seen = a.cp.peers!.proxyStatus();
     expect(seen.map((s) => [s.nodeId, s.replica, s.status.LDS])).toEqual([[CLIENT, 'b', 'SYNCED']]);
     expect(seen[0]!.identity).toBe(CLIENT);
+  });
+
+  it("the leader's console lists the client as synced at b, and counts the load it reports to b", async () => {
+    const [a, b] = replicas as [Replica, Replica];
+    const console = new KubeConsole({
+      cp: a.cp,
+      server: kube.url,
+      xds: { server: a.ads, publisher: a.xds, listen: `127.0.0.1:${a.port}`, tls: true },
+    });
+    consoles.push(console);
+    const entry = await until(
+      'the client in live state',
+      () => {
+        const p = console.live.get().proxies[CLIENT];
+        return p?.phase === 'synced' ? p : undefined;
+      },
+      10_000,
+      context,
+    );
+    expect(entry.xds).toMatchObject({ connected: true, replica: 'b', identity: CLIENT });
+    // Its RPCs as it reports them (LRS) to the replica it streams from.
+    const cluster = b.xds.last!.snapshots[CLIENT]!.clusters[0]!.name;
+    const { cert, root } = await proxyCertificate(CLIENT);
+    const lrs = connectRawLrs({
+      address: `127.0.0.1:${b.port}`,
+      credentials: grpc.credentials.createSsl(root.certificateChain, cert.privateKey, cert.certificateChain),
+      channelOptions: { 'grpc.ssl_target_name_override': 'localhost', 'grpc.default_authority': 'localhost' },
+    });
+    try {
+      lrs.write({ node: { id: CLIENT }, cluster_stats: [] });
+      await until('the LoadStatsResponse', () => lrs.responses.length > 0, 10_000, context);
+      lrs.write({ cluster_stats: [clusterStats(cluster, { issued: 40, succeeded: 39, failed: 1 })] });
+      const counted = await until(
+        "the report at a's console",
+        () => console.loadReports.between(0, Date.now())[cluster],
+        10_000,
+        context,
+      );
+      expect(counted).toEqual({ issued: 40, succeeded: 39, failed: 1, dropped: 0 });
+      // b's own console adapter would have it too: a's came through b, not from the client.
+      expect(a.ads.proxyStatus()).toEqual([]);
+    } finally {
+      lrs.close();
+    }
   });
 
   it('only replicas may watch: a proxy certificate is refused, naming what it holds', async () => {

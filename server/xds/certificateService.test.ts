@@ -33,6 +33,8 @@ const tokenTable: CsrAuthenticator = async (token) => {
   if (token === 'broken') throw new Error('connect ECONNREFUSED 10.0.0.1:443');
   if (token === 'pod-a') return { nodeId: 'ns1/pod-a' };
   if (token === 'pod-b') return { nodeId: 'ns1/pod-b' };
+  // A pod named as the replicas' own certificate is (a Pod xds-server in meshdeck-system).
+  if (token === 'pod-server') return { nodeId: 'meshdeck-system/xds-server' };
   return { refused: 'the token is not valid for audience "meshdeck"' };
 };
 
@@ -135,7 +137,7 @@ describe('the xDS CA signing service (Istio CreateCertificate)', () => {
     }
   });
 
-  it('says what is wrong: no token, a refused token, an outage, a bad or weak CSR', async () => {
+  it("says what is wrong: no token, a refused token, the replicas' own name, an outage, a bad or weak CSR", async () => {
     const good = csr('c', ['-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256']);
     const lines = good.trim().split('\n');
     lines[lines.length - 2] = lines[lines.length - 2]!.replace(
@@ -155,6 +157,12 @@ describe('the xDS CA signing service (Istio CreateCertificate)', () => {
         call({ csr: good, validity_duration: 0 }, 'someone'),
         grpc.status.UNAUTHENTICATED,
         /^the token is not valid for audience "meshdeck"$/,
+      ],
+      [
+        "the replicas' name",
+        call({ csr: good, validity_duration: 0 }, 'pod-server'),
+        grpc.status.PERMISSION_DENIED,
+        /^meshdeck-system\/xds-server is the control plane's own name$/,
       ],
       [
         'outage',
@@ -216,12 +224,13 @@ describe('the xDS CA signing service (Istio CreateCertificate)', () => {
   it('counts every request by how it ended (meshdeck_xds_ca_requests_total)', async () => {
     const text = (await metrics.scrape()).body;
     const count = (result: string) => sample(text, 'meshdeck_xds_ca_requests_total', { result });
-    // The tests above: 1 + 2 + 8 + 1 issued; no token and a refused one; an outage; three bad CSRs; 1 limited.
+    // The tests above: 1 + 2 + 8 + 1 issued; no token, a refused one and the replicas' name; an outage;
+    // three bad CSRs; 1 limited.
     expect(
       ['issued', 'unauthenticated', 'unavailable', 'invalid-csr', 'limited'].map((r) => [r, count(r)]),
     ).toEqual([
       ['issued', 12],
-      ['unauthenticated', 2],
+      ['unauthenticated', 3],
       ['unavailable', 1],
       ['invalid-csr', 3],
       ['limited', 1],

@@ -10,12 +10,16 @@
  * theirs (`istioctl proxy-status` asks each one); here each replica follows the others, so whichever
  * serves the console or leads sees every client.
  *
- * `ReplicaStreamsClient` follows one peer's Watch: it keeps the peer's streams, emits 'status' and
- * 'disconnect' as AdsServer does (XdsStreamTracker follows both kinds of source), and on losing the
+ * The clients' load reports (LRS) go along, so a rollout's analysis on the leader counts every
+ * client's RPCs, not only those of the clients streaming from it.
+ *
+ * `ReplicaStreamsClient` follows one peer's Watch: it keeps the peer's streams, emits 'status',
+ * 'disconnect' and 'load' as AdsServer does (XdsStreamTracker follows both kinds of source), and on losing the
  * peer says every stream of it closed, then connects again with a backoff.
  */
 import { EventEmitter } from 'node:events';
 import * as grpc from '@grpc/grpc-js';
+import type { ClusterLoadReport } from '@/lib/xds/loadReports';
 import type { AdsServer, ProxyRecord, ProxyStatus } from './AdsServer';
 import { AGENT_UNIT } from './CertificateManager';
 import { identityFromCertificate, XDS_SERVER_COMMON_NAME } from './certificateIdentity';
@@ -33,6 +37,8 @@ export interface ReplicaStreamsUpdate {
   statuses: ProxyStatus[];
   /** Streams that closed: their node ids and stream ids. */
   closed: { nodeId: string; streamId: number }[];
+  /** Load reports (LRS) the replica's clients sent since the last update, as its 'load' events. */
+  load?: { nodeId: string; reports: ClusterLoadReport[]; atMs: number }[];
 }
 
 const json = {
@@ -91,14 +97,16 @@ export function replicaStreamsHandlers(
       }
       const changed = new Map<number, ProxyStatus>();
       const closed = new Map<number, string>();
+      const load: NonNullable<ReplicaStreamsUpdate['load']> = [];
       let timer: NodeJS.Timeout | undefined;
       const flush = () => {
         timer = undefined;
-        if (!changed.size && !closed.size) return;
+        if (!changed.size && !closed.size && !load.length) return;
         const update: ReplicaStreamsUpdate = {
           replica: o.replica,
           statuses: [...changed.values()],
           closed: [...closed].map(([streamId, nodeId]) => ({ nodeId, streamId })),
+          ...(load.length ? { load: load.splice(0) } : {}),
         };
         changed.clear();
         closed.clear();
@@ -117,8 +125,13 @@ export function replicaStreamsHandlers(
         closed.set(r.streamId, r.nodeId);
         schedule();
       };
+      const onLoad = (nodeId: string, reports: ClusterLoadReport[], atMs: number) => {
+        load.push({ nodeId, reports, atMs });
+        schedule();
+      };
       ads.on('status', onStatus);
       ads.on('disconnect', onDisconnect);
+      ads.on('load', onLoad);
       call.write({ replica: o.replica, reset: true, statuses: ads.proxyStatus(), closed: [] });
       let done = false;
       const end = () => {
@@ -127,6 +140,7 @@ export function replicaStreamsHandlers(
         if (timer) clearTimeout(timer);
         ads.off('status', onStatus);
         ads.off('disconnect', onDisconnect);
+        ads.off('load', onLoad);
       };
       call.on('cancelled', end);
       call.on('close', end);
@@ -138,6 +152,8 @@ export function replicaStreamsHandlers(
 export interface ReplicaStreamsClientEvents {
   status: [ReplicaStatus];
   disconnect: [ProxyRecord & { replica: string }];
+  /** A load report a client of the peer sent it (as AdsServer 'load'). */
+  load: [nodeId: string, reports: ClusterLoadReport[], atMs: number];
   /** Following the peer (the first update arrived) or not (with why). */
   state: [{ connected: boolean; error?: string }];
 }
@@ -234,6 +250,7 @@ export class ReplicaStreamsClient extends EventEmitter<ReplicaStreamsClientEvent
       this.emit('status', status);
     }
     for (const c of u.closed) this.forget(c.streamId);
+    for (const l of u.load ?? []) this.emit('load', l.nodeId, l.reports, l.atMs);
   }
 
   private lost(why: string): void {

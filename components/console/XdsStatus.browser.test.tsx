@@ -43,6 +43,15 @@ describe('XdsStatus', () => {
     expect(screen.container.querySelector('[role="alert"]')).toBeNull();
   });
 
+  it('a stream open at another replica (Kubernetes mode) says which', async () => {
+    const screen = await render(<XdsStatus proxyId={ID} xds={stream({ replica: 'meshdeck-7d9f-b' })} />);
+    await expect
+      .element(screen.getByTestId('xds-status-stream'))
+      .toHaveTextContent(
+        'connected 2m ago (state of the world) from 127.0.0.1:40312 to replica meshdeck-7d9f-b',
+      );
+  });
+
   it("a rejected RDS: the client's message as an alert, the version it keeps running, and a certificate's end", async () => {
     const screen = await render(
       <XdsStatus

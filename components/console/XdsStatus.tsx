@@ -35,7 +35,7 @@ export function XdsTransport({ proxy, now }: { proxy: Pick<ProxyLiveState, 'id' 
 
 /**
  * A proxy's ADS stream in the Inspector, as `istioctl proxy-status <pod>` details it: connected since
- * when, from where and how secured, and per type the status, the version it runs, and the client's own
+ * when, from where (and to which replica, when not the one serving the console) and how secured, and per type the status, the version it runs, and the client's own
  * message for a version it rejected (it keeps running the one before).
  */
 export function XdsStatus({ proxyId, xds }: { proxyId: string; xds: ProxyXdsLiveState }) {
@@ -49,7 +49,7 @@ export function XdsStatus({ proxyId, xds }: { proxyId: string; xds: ProxyXdsLive
           {' '}
           ·{' '}
           {xds.connected
-            ? `connected ${formatAgo(xds.connectedSince, now)} (${xds.protocol === 'delta' ? 'delta' : 'state of the world'}) from ${xds.peer}`
+            ? `connected ${formatAgo(xds.connectedSince, now)} (${xds.protocol === 'delta' ? 'delta' : 'state of the world'}) from ${xds.peer}${xds.replica ? ` to replica ${xds.replica}` : ''}`
             : `disconnected ${formatAgo(xds.disconnectedAt, now)}`}
         </span>
       </h3>

@@ -545,6 +545,15 @@ describe('mesh CRDs on a real kube-apiserver', () => {
         { resource: 'pods', verb: 'list' },
         { group: 'discovery.k8s.io', resource: 'endpointslices', verb: 'watch' },
         { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: 'meshdeck-system' },
+        // Each replica's own Lease (replicaPeers.ts): listed to find the others, deleted on a stop.
+        { group: 'coordination.k8s.io', resource: 'leases', verb: 'list', namespace: 'meshdeck-system' },
+        {
+          group: 'coordination.k8s.io',
+          resource: 'leases',
+          verb: 'delete',
+          namespace: 'meshdeck-system',
+          name: 'meshdeck-replica-meshdeck-7d9f-b',
+        },
         { resource: 'users', verb: 'impersonate', name: 'alice' },
         { resource: 'groups', verb: 'impersonate', name: 'developers' },
         // The admission webhook: its CA's Secret, and the caBundle of its own configuration; the ADS
@@ -569,6 +578,7 @@ describe('mesh CRDs on a real kube-apiserver', () => {
         { group: 'msm.l7mp.io', resource: 'virtualservices', verb: 'create', namespace: 'default' },
         { group: 'msm.l7mp.io', resource: 'targets', verb: 'patch', namespace: 'default' },
         { group: 'coordination.k8s.io', resource: 'leases', verb: 'update', namespace: 'default' },
+        { group: 'coordination.k8s.io', resource: 'leases', verb: 'delete', namespace: 'kube-system' },
         { resource: 'pods', verb: 'delete', namespace: 'default' },
         { resource: 'secrets', verb: 'get', namespace: 'meshdeck-system' },
         { resource: 'secrets', verb: 'get', namespace: 'meshdeck-system', name: 'meshdeck-console' },

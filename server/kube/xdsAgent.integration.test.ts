@@ -32,6 +32,11 @@ import { AGENT_FILES } from '../xds/xdsAgent';
 import { CaRootPublisher, XDS_CA_ROOT_CONFIGMAP, XDS_CA_ROOT_KEY } from './caRootPublisher';
 import { XDS_TOKEN_AUDIENCE } from './podTokenAuthenticator';
 import { listenKubeAds } from './listenKubeAds';
+import { replicaLeaseName, XDS_ADDRESS_ANNOTATION } from './replicaPeers';
+import { seedCaDir } from './sharedCaSecret';
+import { CertificateManager } from '../xds/CertificateManager';
+import { XDS_SERVER_COMMON_NAME } from '../xds/certificateIdentity';
+import { ReplicaStreamsClient } from '../xds/replicaStreams';
 import { installCrds, until } from './replicasTestKit';
 import { type KubeApiServer, startKubeApiServer } from './testing/kubeApiServer';
 
@@ -324,6 +329,7 @@ describe("meshdeck serve --kubeconfig: the root for the agents, in the proxies' 
           ...process.env,
           POD_NAME: 'meshdeck-0',
           POD_NAMESPACE: 'meshdeck-system',
+          POD_IP: '127.0.0.1',
           MESHDECK_STATE_DIR: stateDir,
         },
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -377,6 +383,48 @@ describe("meshdeck serve --kubeconfig: the root for the agents, in the proxies' 
     const leaf = new X509Certificate(fs.readFileSync(path.join(out, 'cert.pem')));
     expect(leaf.subjectAltName).toBe('URI:spiffe://meshdeck/ns/ns1/pod/client-4');
     expect(leaf.verify(new X509Certificate(rootPem).publicKey)).toBe(true);
+
+    // The replica announces where the other replicas reach its ADS port ($POD_IP) and serves them its
+    // streams (replicaStreams.ts): a replica's certificate from the same CA is answered.
+    await until(
+      'the replicas line',
+      () => s.out.includes('xDS replicas:'),
+      30_000,
+      () => s.out.slice(-3000),
+    );
+    expect(s.out).toContain(`xDS replicas: this one is meshdeck-0 at 127.0.0.1:${xdsPort};`);
+    const lease = await kc()
+      .makeApiClient(k8s.CoordinationV1Api)
+      .readNamespacedLease({ name: replicaLeaseName('meshdeck-0'), namespace: 'meshdeck-system' });
+    expect(lease.metadata?.annotations?.[XDS_ADDRESS_ANNOTATION]).toBe(`127.0.0.1:${xdsPort}`);
+    const issuer = path.join(tmp, 'replica-issuer');
+    await seedCaDir(issuer, {
+      crt: Buffer.from(secret.data!['ca.crt']!, 'base64'),
+      key: Buffer.from(secret.data!['ca.key']!, 'base64'),
+    });
+    const cm = new CertificateManager({ dir: issuer });
+    const replicaCert = await cm.issue(XDS_SERVER_COMMON_NAME);
+    const replicaRoot = await cm.root();
+    const watcher = new ReplicaStreamsClient({
+      address: `127.0.0.1:${xdsPort}`,
+      replica: 'meshdeck-0',
+      credentials: () =>
+        grpc.credentials.createSsl(
+          replicaRoot.certificateChain,
+          replicaCert.privateKey,
+          replicaCert.certificateChain,
+        ),
+      serverName: 'meshdeck.meshdeck-system.svc',
+    });
+    try {
+      const state = await new Promise<{ connected: boolean; error?: string }>((r) =>
+        watcher.once('state', r),
+      );
+      expect(state).toEqual({ connected: true });
+      expect(watcher.proxyStatus()).toEqual([]);
+    } finally {
+      watcher.close();
+    }
   }, 120_000);
 });
 

@@ -23,15 +23,13 @@
  * writing the bytes. Issue 4's goals count on the transport costing ~19 ms (500) and ~86 ms (2,000);
  * on a slower or busier machine the floor says how much of a figure is the transport.
  */
-import { fork } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { TypeUrls } from '../server/xds/envoyProtos';
 import { forkAdsServer, waitFor } from '../server/xds/testing/children';
 import { connectLeanAds } from '../server/xds/testing/leanAdsClient';
 import { countsArg, numberArg } from './argv';
 import { pct } from './pct';
 import { processCpuMs } from './processCpu';
+import { startFloorStreams } from './xdsFloorStreams';
 
 const WARMUP = numberArg('warmup', 20);
 const CHANGES = numberArg('changes', 9);
@@ -92,21 +90,9 @@ function summary(runs: Push[]) {
   };
 }
 
-/** bench/xdsFloorServer.ts in its own process with `n` lean streams connected to it. */
+/** The floor server with `n` streams of its own, pushed to and timed as the real path is. */
 async function startFloor(n: number) {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  const child = fork(path.join(here, 'xdsFloorServer.ts'), [], { execArgv: ['--import', 'tsx'] });
-  const port = await new Promise<number>((r) => child.once('message', (m: { port: number }) => r(m.port)));
-  const subs: [string, string[]][] = [
-    [TypeUrls.listener, ['l']],
-    [TypeUrls.route, ['r']],
-    [TypeUrls.cluster, []],
-    [TypeUrls.endpoint, ['e']],
-  ];
-  const clients = Array.from({ length: n }, (_, i) =>
-    connectLeanAds({ address: `127.0.0.1:${port}`, nodeId: `floor/${i}`, subscriptions: subs }),
-  );
-  await waitFor('all floor streams answered', () => clients.every((c) => c.latest.size === 4), 120_000, 10);
+  const { child, clients, close } = await startFloorStreams(n);
   let version = 1;
   return {
     push: () =>
@@ -115,10 +101,7 @@ async function startFloor(n: number) {
         child.send({ push: `v${++version}`, chunk: FLOOR_CHUNK });
         await done;
       }),
-    close: () => {
-      for (const c of clients) c.close();
-      child.kill();
-    },
+    close,
   };
 }
 

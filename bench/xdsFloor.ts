@@ -8,15 +8,12 @@
  * bench/xdsStreams.ts). Prints JSON; no assertions.
  * Run: `node --import tsx bench/xdsFloor.ts [counts...] [--pushes 9] [--chunk 64]`.
  */
-import { fork } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { TypeUrls } from '../server/xds/envoyProtos';
 import { waitFor } from '../server/xds/testing/children';
-import { connectLeanAds } from '../server/xds/testing/leanAdsClient';
 import { countsArg, numberArg } from './argv';
 import { pct } from './pct';
 import { processCpuMs } from './processCpu';
+import { startFloorStreams } from './xdsFloorStreams';
 
 const pushes = numberArg('pushes', 9);
 const chunk = numberArg('chunk', 64);
@@ -25,23 +22,9 @@ const COUNTS = countsArg(['pushes', 'chunk'], [500, 2000]);
 const median = (xs: number[]) => pct(xs, 50);
 
 async function main() {
-  const here = path.dirname(fileURLToPath(import.meta.url));
   const results: unknown[] = [];
   for (const n of COUNTS) {
-    const child = fork(path.join(here, 'xdsFloorServer.ts'), [], { execArgv: ['--import', 'tsx'] });
-    const port = await new Promise<number>((r) => child.once('message', (m: { port: number }) => r(m.port)));
-    const subs: [string, string[]][] = [
-      [TypeUrls.listener, ['l']],
-      [TypeUrls.route, ['r']],
-      [TypeUrls.cluster, []],
-      [TypeUrls.endpoint, ['e']],
-    ];
-    const t0 = performance.now();
-    const clients = Array.from({ length: n }, (_, i) =>
-      connectLeanAds({ address: `127.0.0.1:${port}`, nodeId: `floor/${i}`, subscriptions: subs }),
-    );
-    await waitFor('all streams answered', () => clients.every((c) => c.latest.size === 4), 120_000, 10);
-    const connectMs = Math.round(performance.now() - t0);
+    const { child, clients, connectMs, close } = await startFloorStreams(n);
     await new Promise((r) => setTimeout(r, 500));
     let version = 1;
     const run = async (chunkSize: number) => {
@@ -85,8 +68,7 @@ async function main() {
       connectAllAnsweredMs: connectMs,
       ackMs: { oneTurn, [`chunk${chunk}`]: chunked },
     });
-    for (const c of clients) c.close();
-    child.kill();
+    close();
     await new Promise((r) => setTimeout(r, 1000));
   }
   console.log(

@@ -147,6 +147,27 @@ export function endpointSlice(service: string, suffix: string, port: number, pod
  * become the msm.l7mp.io/api-port annotation) and mesh resources, all localized. EndpointSlices are the
  * caller's.
  */
+/** A Pod named by `metadata` in NS, Running at `podIP` as a kubelet would report it (none runs here). */
+export async function createRunningPod(core: k8s.CoreV1Api, metadata: Obj, podIP: string): Promise<void> {
+  await core.createNamespacedPod({
+    namespace: NS,
+    body: {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata,
+      spec: { containers: [{ name: 'app', image: 'registry.invalid/app:1' }] },
+    },
+  });
+  await core.patchNamespacedPodStatus(
+    {
+      name: metadata.name as string,
+      namespace: NS,
+      body: { status: { phase: 'Running', podIP, podIPs: [{ ip: podIP }] } },
+    },
+    merge,
+  );
+}
+
 export async function applySeed(
   kc: k8s.KubeConfig,
   example: string,
@@ -167,24 +188,7 @@ export async function applySeed(
     const name = o.metadata.name as string;
     const annotations = { ...o.metadata.annotations };
     if (apiPorts[name]) annotations['msm.l7mp.io/api-port'] = String(apiPorts[name]);
-    await core.createNamespacedPod({
-      namespace: NS,
-      body: {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { ...o.metadata, annotations },
-        spec: { containers: [{ name: 'app', image: 'registry.invalid/app:1' }] },
-      },
-    });
-    // No kubelet runs: the status a kubelet would report goes through the status subresource.
-    await core.patchNamespacedPodStatus(
-      {
-        name,
-        namespace: NS,
-        body: { status: { phase: 'Running', podIP: o.status.podIP, podIPs: [{ ip: o.status.podIP }] } },
-      },
-      merge,
-    );
+    await createRunningPod(core, { ...o.metadata, annotations }, o.status.podIP as string);
   }
   await beforeMesh();
   for (const o of docs) {

@@ -8,7 +8,7 @@ import path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import type { MeshCondition } from '@/lib/kube/meshStatus';
-import { GROUP, merge, NS, type Obj, PLURAL, until } from '../replicasTestKit';
+import { createRunningPod, GROUP, NS, type Obj, PLURAL, until } from '../replicasTestKit';
 
 const EXAMPLE = path.resolve(__dirname, '../../../examples/grpc-canary');
 
@@ -26,27 +26,7 @@ export async function applyGrpcCanary(kc: k8s.KubeConfig, port: number): Promise
     if (o.kind === 'Service') {
       o.spec.ports[0].targetPort = port;
       await core.createNamespacedService({ namespace: NS, body: o as k8s.V1Service });
-    } else if (o.kind === 'Pod') {
-      const name = o.metadata.name as string;
-      await core.createNamespacedPod({
-        namespace: NS,
-        body: {
-          apiVersion: 'v1',
-          kind: 'Pod',
-          metadata: o.metadata,
-          spec: { containers: [{ name: 'app', image: 'registry.invalid/app:1' }] },
-        },
-      });
-      // No kubelet runs: the status a kubelet would report goes through the status subresource.
-      await core.patchNamespacedPodStatus(
-        {
-          name,
-          namespace: NS,
-          body: { status: { phase: 'Running', podIP: o.status.podIP, podIPs: [{ ip: o.status.podIP }] } },
-        },
-        merge,
-      );
-    }
+    } else if (o.kind === 'Pod') await createRunningPod(core, o.metadata, o.status.podIP as string);
   }
   // No endpoint controller runs and an EndpointSlice may not hold a loopback address: with no slices
   // the engine takes the selected pods' IPs (the backends listen there).

@@ -213,6 +213,15 @@ export const ALERT_GROUPS: readonly RuleGroup[] = [
           "Lists or watches of {{ $labels.kind }} keep failing (the API server down or refusing Meshdeck, a watch cut): see the replica's log.",
       },
       {
+        alert: 'MeshdeckReplicaUnreachable',
+        expr: 'max(meshdeck_xds_replica_peers{state="unreachable"}) > 0',
+        for: '5m',
+        severity: 'warning',
+        summary: 'A Meshdeck replica cannot follow {{ $value }} other replicas',
+        description:
+          'A replica has not been able to follow the xDS clients of {{ $value }} other replicas for 5 minutes (their Leases meshdeck-replica-<pod> name the address): the clients streaming from those replicas are missing from its console and, if it leads, from the Programmed conditions and rollout analyses. Its log names the replica and the error (a network policy between the pods on the ADS port, or a certificate from another CA).',
+      },
+      {
         alert: 'MeshdeckAdmissionFailing',
         expr: 'sum(rate(meshdeck_admission_reviews_total{result="failed"}[5m])) > 0',
         for: '10m',

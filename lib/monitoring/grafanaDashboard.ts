@@ -232,6 +232,18 @@ const ROWS: readonly RowSpec[] = [
         ],
       },
       {
+        title: 'Replicas followed',
+        description:
+          'Per replica, the other replicas it follows for their xDS clients, and those it cannot reach (their clients are missing from its console and, on the leader, from status and rollouts).',
+        unit: 'short',
+        queries: [
+          {
+            expr: `max by (instance, state) (meshdeck_xds_replica_peers{${J}})`,
+            legend: '{{instance}} {{state}}',
+          },
+        ],
+      },
+      {
         title: 'Admission reviews',
         description:
           "The validating webhook's answers per second, by result (allowed, warned, denied, malformed, failed).",

@@ -16,7 +16,7 @@ import { CaRootPublisher, proxyNamespaces } from './caRootPublisher';
 import { type KubeControllerOptions, KubeController } from './KubeController';
 import type { InformerState } from './kubeSource';
 import { type LeaderElectionLogger, type LeaderElectionStatus, LeaderElector } from './leaderElection';
-import { ReplicaPeers, type ReplicaPeersOptions } from './replicaPeers';
+import { type ReplicaPeer, ReplicaPeers, type ReplicaPeersOptions } from './replicaPeers';
 
 export const LEASE_NAME = 'meshdeck-controller';
 
@@ -67,6 +67,8 @@ export interface KubeControlPlaneHealth {
   informers: InformerState[];
   /** Every informer listed at least once and is watching now. */
   informersHealthy: boolean;
+  /** The other replicas followed for their xDS clients (absent when not shared). */
+  peers?: ReplicaPeer[];
 }
 
 /**
@@ -193,6 +195,7 @@ export class KubeControlPlane {
       election,
       informers,
       informersHealthy: informers.length > 0 && informers.every((s) => s.synced && s.running),
+      ...(this.peers ? { peers: this.peers.peers() } : {}),
     };
   }
 

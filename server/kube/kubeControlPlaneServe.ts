@@ -175,6 +175,7 @@ export async function runKubeServe(
     leading: () => cp.health().leading,
     informers: () => cp.controller.informerStates(),
     ...(ads ? { xds: () => ads.streamStats() } : {}),
+    ...(cp.peers ? { replicaPeers: () => cp.peers?.peers() } : {}),
   });
   setMeshMetrics(metrics);
   let closing = false;

@@ -168,6 +168,10 @@ describe('replicas share their xDS clients (real kube-apiserver, mTLS between re
     );
     expect(replicas[0]!.cp.peers!.peers().map((p) => p.replica)).toEqual(['b']);
     expect(replicas[1]!.cp.peers!.peers().map((p) => p.replica)).toEqual(['a']);
+    // GET /api/health says it too (and the metric meshdeck_xds_replica_peers counts it).
+    expect(replicas[0]!.cp.health().peers).toEqual([
+      { replica: 'b', address: `127.0.0.1:${replicas[1]!.port}`, connected: true, streams: 0 },
+    ]);
   });
 
   it('a client streaming from the replica that does not lead: the leader programs its objects True', async () => {

@@ -78,8 +78,11 @@ describe('MeshMetrics', () => {
       syncStates: () => states,
       diagnostics: () => [{ severity: 'error' }, { severity: 'warning' }, { severity: 'warning' }],
       leading: () => leading,
+      replicaPeers: () => [{ connected: true }, { connected: false }, { connected: true }],
     });
     let t = await text(m);
+    expect(sample(t, 'meshdeck_xds_replica_peers', { state: 'following' })).toBe(2);
+    expect(sample(t, 'meshdeck_xds_replica_peers', { state: 'unreachable' })).toBe(1);
     expect(samples(t, 'meshdeck_l7mp_proxies').map((s) => [s.labels.phase, s.value])).toEqual([
       ['pending', 0],
       ['syncing', 0],
@@ -106,6 +109,7 @@ describe('MeshMetrics', () => {
     const local = await text(new MeshMetrics({ version: '0', mode: 'local', processMetrics: false }));
     expect(sample(local, 'meshdeck_leader')).toBeUndefined();
     expect(sample(local, 'meshdeck_kube_informer_watching')).toBeUndefined();
+    expect(sample(local, 'meshdeck_xds_replica_peers', { state: 'following' })).toBeUndefined();
     expect(sample(local, 'meshdeck_l7mp_proxies', { phase: 'synced' })).toBeUndefined();
   });
 

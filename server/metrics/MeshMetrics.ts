@@ -51,6 +51,8 @@ export interface MeshMetricsSources {
   leading?: () => boolean | undefined;
   /** Kubernetes mode: each informer's state (kinds are a fixed few). */
   informers?: () => readonly InformerState[];
+  /** Kubernetes mode: the other replicas this one follows for their xDS clients (replicaPeers.ts). */
+  replicaPeers?: () => readonly { connected: boolean }[] | undefined;
   /** The last comparison of what runs with the GitOps base branch. */
   gitSync?: () => GitSyncSnapshot | undefined;
 }
@@ -366,6 +368,19 @@ export class MeshMetrics {
       collect() {
         const leading = sources().leading?.();
         if (leading !== undefined) this.set(leading ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'meshdeck_xds_replica_peers',
+      help: "Kubernetes mode: the other replicas this one follows for their xDS clients (their Leases meshdeck-replica-<pod>), by state: following, or unreachable (this replica's console and, on the leader, Programmed and rollouts miss the clients streaming from it).",
+      labelNames: ['state'],
+      registers,
+      collect() {
+        const peers = sources().replicaPeers?.();
+        if (!peers) return;
+        const following = peers.filter((p) => p.connected).length;
+        this.set({ state: 'following' }, following);
+        this.set({ state: 'unreachable' }, peers.length - following);
       },
     });
     // The informers keep their own totals (restarts, lists); they are read, as counters, at each scrape.

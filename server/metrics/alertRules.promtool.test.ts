@@ -270,6 +270,18 @@ const SCENARIOS: Scenario[] = [
     fires: [{ value: '0', summary: 'No Meshdeck replica holds the lease' }],
   },
   {
+    alert: 'MeshdeckReplicaUnreachable',
+    series: {
+      // One replica cannot reach one peer; the other follows everyone.
+      [`meshdeck_xds_replica_peers{state="unreachable", ${I}}`]: '0x5 1x20',
+      [`meshdeck_xds_replica_peers{state="unreachable", ${I2}}`]: '0x25',
+      [`meshdeck_xds_replica_peers{state="following", ${I2}}`]: '1x25',
+    },
+    quietAt: '8m',
+    firesAt: '15m',
+    fires: [{ value: '1', summary: 'A Meshdeck replica cannot follow 1 other replicas' }],
+  },
+  {
     alert: 'MeshdeckSeveralLeaders',
     series: {
       [`meshdeck_leader{${I}}`]: '1x10',

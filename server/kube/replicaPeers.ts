@@ -4,7 +4,9 @@
  * annotation `meshdeck.l7mp.io/xds-address` says where its ADS port is reached from the other pods
  * (`$POD_IP:<port>`), renewed every `renewMs`; the kube-apiserver finds its peers the same way (its
  * identity Leases in kube-system). Every pass lists those Leases and follows each live peer's Watch:
- * a Lease not renewed for its duration is a replica gone. A graceful stop deletes the replica's Lease.
+ * a Lease not renewed for its duration is a replica gone. A graceful stop deletes the replica's Lease;
+ * one left by a crash is deleted by any replica once it is `forgetAfterMs` old (10 min), as the
+ * kube-apiserver's own garbage collection of identity Leases does.
  *
  * It emits the peers' streams as one XdsStreamSource ('status', 'disconnect', each tagged with its
  * replica) and their clients' load reports ('load'), so the leader's Programmed conditions, rollout
@@ -41,6 +43,11 @@ export interface ReplicaPeersOptions {
   renewMs?: number;
   /** A Lease not renewed for this long is a replica gone (default 30 s). */
   leaseDurationSeconds?: number;
+  /**
+   * A Lease not renewed for this long is deleted (default 10 min): a replica that crashed (no graceful
+   * stop) leaves its Lease behind, and pods come and go under new names.
+   */
+  forgetAfterMs?: number;
   /** A peer's Watch reconnect backoff (ReplicaStreamsClient's default: 500 ms doubling to 10 s). */
   backoff?: { baseMs: number; capMs: number };
   logger?: { info(m: string): void; warn(m: string): void };
@@ -150,7 +157,11 @@ export class ReplicaPeers extends EventEmitter<Events> {
         const address = lease.metadata?.annotations?.[XDS_ADDRESS_ANNOTATION];
         if (!replica || !address || replica === this.o.identity) continue;
         const duration = (lease.spec?.leaseDurationSeconds ?? 30) * 1000;
-        if (!(now - renewedAt(lease) <= duration)) continue;
+        const age = now - renewedAt(lease);
+        if (!(age <= duration)) {
+          if (age > (this.o.forgetAfterMs ?? 600_000)) await this.forgetLease(lease);
+          continue;
+        }
         live.set(replica, address);
       }
       for (const [replica, { address }] of this.clients)
@@ -159,6 +170,24 @@ export class ReplicaPeers extends EventEmitter<Events> {
       this.problem('');
     } catch (e) {
       this.problem(`replica peers in ${this.o.namespace}: ${(e as Error).message}`);
+    }
+  }
+
+  /** Deletes a dead replica's Lease, unless it was renewed meanwhile (resourceVersion precondition). */
+  private async forgetLease(lease: k8s.V1Lease): Promise<void> {
+    const name = lease.metadata?.name;
+    if (!name) return;
+    try {
+      await this.api.deleteNamespacedLease({
+        name,
+        namespace: this.o.namespace,
+        body: { preconditions: { resourceVersion: lease.metadata?.resourceVersion } },
+      });
+      this.o.logger?.info(
+        `meshdeck kube: deleted the Lease ${name} of a replica gone since ${lease.spec?.renewTime}`,
+      );
+    } catch {
+      // Another replica deleted it first, or its replica is back: either way not ours to insist on.
     }
   }
 

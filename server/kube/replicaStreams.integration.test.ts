@@ -174,6 +174,41 @@ describe('replicas share their xDS clients (real kube-apiserver, mTLS between re
     ]);
   });
 
+  it("a dead replica's Lease is not followed, and deleted once it is 10 minutes old", async () => {
+    const coordination = kc.makeApiClient(k8s.CoordinationV1Api);
+    const lease = (name: string, renewedMsAgo: number): k8s.V1Lease => ({
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: {
+        name: replicaLeaseName(name),
+        labels: { [REPLICA_LABEL]: 'true' },
+        annotations: { [XDS_ADDRESS_ANNOTATION]: '127.0.0.1:1' },
+      },
+      spec: {
+        holderIdentity: name,
+        leaseDurationSeconds: 3,
+        renewTime: new Date(Date.now() - renewedMsAgo).toISOString().replace(/Z$/, '000Z') as never,
+      },
+    });
+    // Gone a minute ago (crashed): not followed, kept a while. Gone an hour ago: deleted.
+    await coordination.createNamespacedLease({ namespace: NS, body: lease('stale', 60_000) });
+    await coordination.createNamespacedLease({ namespace: NS, body: lease('ghost', 3600_000) });
+    await until(
+      'the ghost Lease deleted',
+      () =>
+        coordination.readNamespacedLease({ name: replicaLeaseName('ghost'), namespace: NS }).then(
+          () => false,
+          (e: { code?: number }) => e.code === 404,
+        ),
+      10_000,
+      context,
+    );
+    const stale = await coordination.readNamespacedLease({ name: replicaLeaseName('stale'), namespace: NS });
+    expect(stale.spec?.holderIdentity).toBe('stale');
+    for (const r of replicas) expect(r.cp.peers!.peers().map((p) => p.replica)).not.toContain('stale');
+    await coordination.deleteNamespacedLease({ name: replicaLeaseName('stale'), namespace: NS });
+  });
+
   it('a client streaming from the replica that does not lead: the leader programs its objects True', async () => {
     const [a, b] = replicas as [Replica, Replica];
     expect(a.cp.health().leading).toBe(true);

@@ -393,15 +393,15 @@ export class KubeController extends EventEmitter<KubeControllerEvents> {
 
   /** The open streams of this replica's ADS server and the other replicas', the newest of each node id. */
   private openStreams(): Map<string, ProxyXdsLiveState> {
-    const byNode = new Map<string, ProxyStatus[]>();
-    const all = [
+    const newestOf = new Map<string, ProxyStatus>();
+    for (const s of [
       ...(this.options.xdsServer?.proxyStatus() ?? []),
       ...(this.options.replicaStreams?.proxyStatus() ?? []),
-    ];
-    for (const s of all) byNode.set(s.nodeId, [...(byNode.get(s.nodeId) ?? []), s]);
-    const out = new Map<string, ProxyXdsLiveState>();
-    for (const [nodeId, streams] of byNode) out.set(nodeId, xdsLiveState(newest(streams)!));
-    return out;
+    ]) {
+      const other = newestOf.get(s.nodeId);
+      newestOf.set(s.nodeId, other ? newest([other, s])! : s);
+    }
+    return new Map([...newestOf].map(([nodeId, s]) => [nodeId, xdsLiveState(s)]));
   }
 
   /** A Pod event when an l7mp proxy's push fails, it cannot be reached, or it is in sync again (leader only). */

@@ -72,7 +72,7 @@ export interface ReplicaStreamsServiceOptions {
 }
 
 /** Why a caller is not a replica, or undefined when it is (its certificate is the ADS server's). */
-export function replicaCallerRefusal(call: grpc.ServerWritableStream<unknown, unknown>): string | undefined {
+function replicaCallerRefusal(call: grpc.ServerWritableStream<unknown, unknown>): string | undefined {
   const cert = call.getAuthContext?.()?.sslPeerCertificate;
   if (!cert) return 'no client certificate: only Meshdeck replicas may watch the ADS streams';
   const identity = identityFromCertificate(cert);
@@ -191,10 +191,6 @@ export class ReplicaStreamsClient extends EventEmitter<ReplicaStreamsClientEvent
   constructor(private readonly o: ReplicaStreamsClientOptions) {
     super();
     this.watch();
-  }
-
-  get replica(): string {
-    return this.o.replica;
   }
 
   /** The peer's open streams as last heard. */

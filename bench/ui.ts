@@ -347,6 +347,13 @@ async function openedFigures(page: Page) {
     const scripts = resources.filter((r) => r.initiatorType === 'script' || r.name.endsWith('.js'));
     const draftFetch = resources.find((r) => new URL(r.name).pathname === '/api/draft');
     const ms = (x: number | undefined) => (x === undefined ? undefined : Math.round(x));
+    const scriptTiming = (r: PerformanceResourceTiming) => ({
+      name: new URL(r.name).pathname.split('/').pop(),
+      kB: Math.round(r.decodedBodySize / 1024),
+      initiator: r.initiatorType,
+      requestedMs: Math.round(r.startTime),
+      loadedMs: Math.round(r.responseEnd),
+    });
     return {
       draftMs: draft === undefined ? undefined : Math.round(draft),
       compiledMs: last ? Math.round(last.startTime + last.duration) : undefined,
@@ -357,15 +364,16 @@ async function openedFigures(page: Page) {
         htmlMs: ms(nav?.responseEnd),
         scriptsLoadedMs: ms(Math.max(0, ...scripts.map((r) => r.responseEnd))),
         scriptKB: Math.round(scripts.reduce((a, r) => a + (r.decodedBodySize || 0), 0) / 1024),
-        // The largest scripts, when each finished loading (its evaluation comes after).
+        // The largest scripts, when each was asked for and finished loading (its evaluation comes after).
         largestScripts: [...scripts]
           .sort((a, b) => b.decodedBodySize - a.decodedBodySize)
           .slice(0, 6)
-          .map((r) => ({
-            name: new URL(r.name).pathname.split('/').pop(),
-            kB: Math.round(r.decodedBodySize / 1024),
-            loadedMs: Math.round(r.responseEnd),
-          })),
+          .map(scriptTiming),
+        // The scripts that finished loading last (a worker's script comes when the app starts the worker).
+        lastScripts: [...scripts]
+          .sort((a, b) => b.responseEnd - a.responseEnd)
+          .slice(0, 3)
+          .map(scriptTiming),
         domContentLoadedMs: ms(nav?.domContentLoadedEventEnd),
         draftRequestMs: ms(draftFetch?.startTime),
         draftResponseStartMs: ms(draftFetch?.responseStart),

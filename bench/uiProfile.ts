@@ -21,7 +21,8 @@
  *
  * With --load it profiles the page's main thread from a reload to the graph laid out (P7's first view);
  * with --fresh as well, the browser's storage is cleared first, so the page lays the graph out itself
- * (no layout kept from an earlier view).
+ * (no layout kept from an earlier view); with --cold, the HTTP cache (and with it V8's code cache) is
+ * cleared too: a first visit's scripts.
  *
  * With --pan it profiles the scripted pan of bench/ui.ts (P7) instead of an edit: a CPU profile and a
  * trace of one pan, summarised per thread (main, compositor, raster workers), and the pan's fps with
@@ -572,6 +573,8 @@ async function profileLoad(page: Page, route: string) {
   await cdp.send('Profiler.enable');
   await cdp.send('Profiler.setSamplingInterval', { interval: 500 });
   if (process.argv.includes('--fresh')) await page.evaluate(() => localStorage.clear());
+  // A first visit's scripts: no HTTP cache, so no V8 code cache either (bench/ui.ts's serverReady).
+  if (process.argv.includes('--cold')) await cdp.send('Network.clearBrowserCache');
   await cdp.send('Profiler.start');
   await page.reload();
   await page.waitForSelector(`[data-testid="node-${route}"]`, { timeout: 300_000 });

@@ -35,7 +35,12 @@ import { PreviewPanel } from './PreviewPanel';
 import { diskSummaryQuery, liveStateQuery } from './queries';
 import { ShortcutsDialog } from './ShortcutsDialog';
 import { Toolbar } from './Toolbar';
-import { compiledDraftOf, useCompiledDraft, useCompiledDraftAsking } from './useCompiledDraft';
+import {
+  compiledDraftOf,
+  prestartCompileWorker,
+  useCompiledDraft,
+  useCompiledDraftAsking,
+} from './useCompiledDraft';
 import { useConsoleDraft } from './useConsoleDraft';
 import { useFollowRolloutDisk } from './useFollowRolloutDisk';
 import { useLiveEvents } from './useLiveEvents';
@@ -43,6 +48,9 @@ import { useSession } from './useSession';
 import { useTheme } from './useTheme';
 import { useTrafficOverlay } from './useTrafficOverlay';
 import { YamlPanel } from './YamlPanel';
+
+// As soon as the console's code runs, before React renders it (useCompiledDraft.ts).
+prestartCompileWorker();
 
 type Tab = 'inspector' | 'yaml' | 'preview';
 const TABS: [Tab, string][] = [

@@ -42,9 +42,31 @@ function warmupBudget(): number {
 /** True while an effect submits a compile (see onResult). */
 let inEffect = false;
 
-/** Starts the compile worker answering `s`; throws where there are no Web Workers (`s` then compiles inline). */
-function startWorker(s: LatestWins<Request, Wire>, timing: Map<number, Timing>): Worker {
-  const worker = new Worker(new URL('./compile.worker.ts', import.meta.url), { type: 'module' });
+/** A compile worker started before any hook asked for one (prestartCompileWorker). */
+let prestarted: Worker | undefined;
+
+function newCompileWorker(): Worker {
+  return new Worker(new URL('./compile.worker.ts', import.meta.url), { type: 'module' });
+}
+
+/**
+ * Starts the console's compile worker now, for its first eager hook to take: called when the console's
+ * module is evaluated, so the worker's script (the engine, zod, yaml) loads and compiles while React
+ * hydrates, not after. A first visit's browser has no code cache, and the first compile waited about
+ * 0.3-0.5 s for that script after the draft had arrived (issue 5, P7). Never throws.
+ */
+export function prestartCompileWorker(): void {
+  if (prestarted || typeof Worker === 'undefined') return;
+  try {
+    prestarted = newCompileWorker();
+  } catch {
+    // The hook starts one itself (or compiles inline).
+  }
+}
+
+/** Starts the compile worker answering `s` (or takes the prestarted one); throws where there are no Web Workers (`s` then compiles inline). */
+function startWorker(s: LatestWins<Request, Wire>, timing: Map<number, Timing>, early?: Worker): Worker {
+  const worker = early ?? newCompileWorker();
   // The worker's last result: each reply is encoded against it (lib/console/compilationDelta.ts), and
   // every reply is decoded, even one a newer edit makes the console drop.
   let held: Wire | undefined;
@@ -185,7 +207,8 @@ export function useCompiledDraftAsking(
     // took about 400 ms, which the first real compile waited for after the draft arrived.
     if (eager && typeof Worker !== 'undefined') {
       try {
-        worker = startWorker(s, timing);
+        worker = startWorker(s, timing, prestarted);
+        prestarted = undefined;
       } catch {
         // The first send tries again, and compiles inline if it fails too.
       }

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createOidcSignIn, oidcConfigFromFlags, type OidcSignIn } from '../console/oidc';
 import { resolveConsoleToken } from '../console/serveConsole';
+import { StaticAssets } from '../console/staticAssets';
 import type { MeshMetrics } from '../metrics/MeshMetrics';
 import { handleMetricsRequest } from '../metrics/metricsHttp';
 import type { OidcFlags } from './args';
@@ -30,13 +31,16 @@ export async function startConsoleHttp(host: string, port: number, metrics?: Mes
     const app = next({ dev: false, dir: REPO_ROOT, hostname: host, port });
     const handle = app.getRequestHandler();
     await app.prepare();
+    const assets = new StaticAssets(path.join(REPO_ROOT, '.next', 'static'));
     const server = createServer((req, res) => {
-      if (!handleMetricsRequest(req, res, metrics)) void handle(req, res);
+      if (!handleMetricsRequest(req, res, metrics) && !assets.handle(req, res)) void handle(req, res);
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(port, host, resolve);
     });
+    // In the background: until a file is ready, Next.js serves it (uncompressed).
+    void assets.warm();
   } catch (e) {
     throw new CliError(
       `serve: cannot start the console on ${host}:${port}: ${(e as Error).message}`,

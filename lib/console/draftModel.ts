@@ -1,7 +1,8 @@
 /**
  * The draft's objects and how one of them is rewritten in place. Files stay text: an edit parses the
- * file with the `yaml` Document API, changes the one document it targets and splices that document's
- * text back, so comments, key order and the other documents of the file are kept byte for byte.
+ * document it targets with the `yaml` Document API (that document's text alone, cut at its `---`
+ * lines), changes it and splices its text back, so comments, key order and the other documents of the
+ * file are kept byte for byte.
  */
 import { Document, isMap, isScalar, isSeq, type Node, parseAllDocuments, YAMLSeq } from 'yaml';
 import { MSM_API_VERSION, SEED_API_VERSION } from '../model/common';
@@ -205,26 +206,122 @@ export function describeKey(key: string): string {
 /** One edit of one object's document; returns an error message to abort the whole command. */
 export type DocEdit = (doc: Document.Parsed, base: FieldPath) => string | void;
 
+/**
+ * A file opened for editing: its documents' texts (`starts`), each parsed on demand, alone, as an edit
+ * needs it. Parsing the whole file for an edit of one object cost 130 ms on the main thread for a
+ * 500-object mesh in one file (issue 5, P8); a document parsed alone costs what its own text does.
+ */
 interface EditableFile {
+  file: string;
   text: string;
-  docs: Document.Parsed[];
+  /** Where each document's text starts: the file's start, then each `---` line. */
   starts: number[];
+  /** The 1-based line each document's text starts on. */
+  lines: number[];
+  /** Documents parsed so far, by index. */
+  docs: Map<number, Document.Parsed>;
+  /** The file's documents from one parse of the whole file, once a document read alone did not match. */
+  whole?: Document.Parsed[];
+}
+
+// A document starts at a `---` line (the directives end marker, then a space or the line's end).
+const DOC_START = /^---(?=[ \t\r\n]|$)/gm;
+// Only blank and comment lines: text before a file's first `---` that is no document of its own.
+const NO_CONTENT = /^(?:[ \t]*(?:#[^\n]*)?\r?\n?)*$/;
+
+/** Where the documents of `text` start (offsets and 1-based lines), as a whole-file parse splits it. */
+export function documentStarts(text: string): { starts: number[]; lines: number[] } {
+  const starts = [0];
+  for (const m of text.matchAll(DOC_START)) if (m.index > 0) starts.push(m.index);
+  // Comments before the first `---` belong to the document it starts.
+  if (starts.length > 1 && NO_CONTENT.test(text.slice(0, starts[1]))) starts.splice(1, 1);
+  const lines: number[] = [];
+  let line = 1;
+  let at = 0;
+  for (const start of starts) {
+    for (let i = text.indexOf('\n', at); i !== -1 && i < start; i = text.indexOf('\n', i + 1)) line++;
+    at = start;
+    lines.push(line);
+  }
+  return { starts, lines };
 }
 
 function openFile(file: string, text: string): EditableFile | string {
-  let docs: Document.Parsed[];
+  // Directives (`%YAML`, `%TAG`) come before a document's `---`: the text cannot be cut there.
+  if (/^%/m.test(text)) {
+    const whole = parseWholeFile(file, text);
+    return typeof whole === 'string' ? whole : { file, text, ...whole, docs: new Map(whole.whole.entries()) };
+  }
+  return { file, text, ...documentStarts(text), docs: new Map() };
+}
+
+function parseWholeFile(
+  file: string,
+  text: string,
+): { whole: Document.Parsed[]; starts: number[]; lines: number[] } | string {
+  let whole: Document.Parsed[];
   try {
     // Its own parse, not parseYamlFile's shared one: the edits change these documents.
-    docs = toDocList(parseAllDocuments(text, { prettyErrors: false }));
+    whole = toDocList(parseAllDocuments(text, { prettyErrors: false }));
   } catch (e) {
     return `${file} cannot be read as YAML: ${(e as Error).message}`;
   }
-  const starts = docs.map((d, i) => (i === 0 ? 0 : d.range[0]));
-  return { text, docs, starts };
+  const starts = whole.map((d, i) => (i === 0 ? 0 : d.range[0]));
+  // Lines are only compared for documents read alone; a whole-file parse is not checked against them.
+  return { whole, starts, lines: starts.map(() => 0) };
 }
 
 /**
- * Applies edits to objects' documents, grouped by file (each file parsed once), and returns the new
+ * Parses the documents of `objects` for editing: each alone where it starts on the object's own line
+ * (the model's), else, if any one does not, every document from one parse of the whole file (the old
+ * way, always right). A string says why the file cannot be edited.
+ */
+function openDocs(f: EditableFile, objects: readonly DraftObject[]): string | void {
+  if (f.whole) return;
+  for (const object of objects) {
+    const i = object.doc;
+    if (f.docs.has(i)) continue;
+    const doc = i < f.starts.length ? parseAlone(f, i) : undefined;
+    if (doc && startLine(doc, segmentOf(f, i), object) + f.lines[i]! - 1 === object.line) {
+      f.docs.set(i, doc);
+      continue;
+    }
+    const whole = parseWholeFile(f.file, f.text);
+    if (typeof whole === 'string') return whole;
+    Object.assign(f, { whole: whole.whole, starts: whole.starts, lines: whole.lines });
+    f.docs = new Map(whole.whole.entries());
+    return;
+  }
+}
+
+function segmentOf(f: EditableFile, i: number): string {
+  return f.text.slice(f.starts[i], f.starts[i + 1] ?? f.text.length);
+}
+
+/** Document `i` read alone from its own text; undefined where that text is not one clean document. */
+function parseAlone(f: EditableFile, i: number): Document.Parsed | undefined {
+  try {
+    const alone = toDocList(parseAllDocuments(segmentOf(f, i), { prettyErrors: false }));
+    return alone.length === 1 && alone[0]!.errors.length === 0 ? alone[0] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The 1-based line, within `text`, the object starts on in `doc` (its item's, in a List). */
+function startLine(doc: Document.Parsed, text: string, object: DraftObject): number {
+  const items = object.item === undefined ? undefined : doc.get('items', true);
+  const node =
+    object.item === undefined ? doc.contents : isSeq(items) ? (items.items[object.item] as Node) : null;
+  const at = node?.range?.[0];
+  if (at === undefined) return -1;
+  let line = 1;
+  for (let i = text.indexOf('\n'); i !== -1 && i < at; i = text.indexOf('\n', i + 1)) line++;
+  return line;
+}
+
+/**
+ * Applies edits to objects' documents, grouped by file (each document parsed once), and returns the new
  * file texts. Seed-dialect objects are rewritten in canonical form first, so that an edit made on
  * the canonical object lands where the engine reads it.
  */
@@ -244,10 +341,15 @@ export function editObjects(
     if (text === undefined) return `${file} is not in the draft`;
     const f = openFile(file, text);
     if (typeof f === 'string') return f;
+    const opened = openDocs(
+      f,
+      list.map((e) => e.object),
+    );
+    if (typeof opened === 'string') return opened;
     const changed = new Set<number>();
     const deleted = new Set<number>();
     for (const { object, edit } of list) {
-      const doc = f.docs[object.doc];
+      const doc = f.docs.get(object.doc);
       if (!doc) return `${describeKey(object.key)}: document ${object.doc} of ${file} is gone`;
       if (doc.errors.length > 0)
         return `${file} has a YAML error in the document of ${describeKey(object.key)} (${doc.errors[0]!.message.split('\n')[0]}); fix it in the YAML tab first`;
@@ -268,14 +370,13 @@ export function editObjects(
 /** The file text with changed documents re-serialised and deleted ones cut; null if nothing is left. */
 function spliceDocs(f: EditableFile, changed: Set<number>, deleted: Set<number>): string | null {
   let text = '';
-  let remaining = 0;
-  f.docs.forEach((doc, i) => {
-    const segment = f.text.slice(f.starts[i], f.starts[i + 1] ?? f.text.length);
+  f.starts.forEach((start, i) => {
     if (deleted.has(i)) return;
-    if (doc.contents !== null) remaining++;
-    text += changed.has(i) ? serializeDoc(doc, segment, i === 0) : segment;
+    const segment = f.text.slice(start, f.starts[i + 1] ?? f.text.length);
+    text += changed.has(i) ? serializeDoc(f.docs.get(i)!, segment, i === 0) : segment;
   });
-  if (remaining === 0) return null;
+  // Nothing but markers, comments and blank lines: no document has contents any more.
+  if (/^(?:[ \t]*(?:(?:---|\.\.\.)(?=[ \t\r\n]|$))?[ \t]*(?:#[^\n]*)?\r?(?:\n|$))*$/.test(text)) return null;
   // A leading separator left by deleting the first document is valid YAML but noise.
   return text.replace(/^---\s*\n/, '');
 }

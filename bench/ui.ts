@@ -3,9 +3,11 @@
  * object. Figures, never assertions; not part of `npm test`.
  *
  *   node --import tsx bench/ui.ts [--url http://127.0.0.1:3100] [--token e2e-token] [--sizes 500,1000,5000]
- *     [--p8-max 1000] [--shots test-results] [--no-warmup]
+ *     [--p8-max 1000] [--shots test-results] [--no-warmup] [--one-file]
  *
  * --no-warmup turns off the compile worker's idle-time JIT warm-up (lib/console/jitWarmup.ts), for an A/B.
+ * --one-file writes the generated mesh as one file of documents (`mesh.yaml`), as an exported mesh is,
+ * instead of a file per group.
  *
  * Without --url it starts scripts/e2e-server.sh (needs `next build`; port $E2E_PORT or 3100) and stops
  * it at the end. Each mesh is the synthetic mesh of bench/syntheticMesh.ts (VirtualService -> Route ->
@@ -94,7 +96,11 @@ const NO_WARMUP = process.argv.includes('--no-warmup');
 /** Every page of the bench runs with this before the console's scripts. */
 const INIT = `window.__name = (f) => f;${NO_WARMUP ? " localStorage.setItem('meshdeck:jit-warmup', 'off');" : ''}`;
 
-const draftOf = (groups: number): DraftDoc => syntheticDraft(groups, PROXIES);
+const ONE_FILE = process.argv.includes('--one-file');
+const draftOf = (groups: number): DraftDoc => {
+  const d = syntheticDraft(groups, PROXIES);
+  return ONE_FILE ? { files: { 'mesh.yaml': Object.values(d.files).join('---\n') }, layout: d.layout } : d;
+};
 const t0 = performance.now();
 /** Progress on stderr, so a run that stalls says where. */
 const step = (what: string) =>

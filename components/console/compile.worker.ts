@@ -4,7 +4,8 @@ import { encodeDelta, type Encoded } from '../../lib/console/compilationDelta';
 import { compilationForTransfer, compileDraft, type CompileOptions } from '../../lib/console/compileDraft';
 import type { DraftDoc } from '../../lib/console/draftDoc';
 import type { MeshGraph } from '../../lib/console/meshGraph';
-import { type ParsedFileObjects, takeParsedFiles } from '../../lib/console/draftModel';
+import { type ParsedFileObjects, readDocumentsAhead, takeParsedFiles } from '../../lib/console/draftModel';
+import { snapshotDocumentsAhead } from '../../lib/console/draftSnapshot';
 import { seedDraftParsePack } from '../../lib/console/draftParsePack';
 import { type PackedPositions, packPositions } from '../../lib/console/elkLayout';
 import { firstViewLayout, NEW_VIEW_MIN_NODE_CHANGE } from '../../lib/console/firstViewLayout';
@@ -78,10 +79,40 @@ function newViewLayout(
   }
 }
 
+/** The pending step of readAhead. */
+let ahead: ReturnType<typeof setTimeout> | undefined;
+
+/**
+ * In idle time after a compile, reads the documents of the draft's files of several into the
+ * per-document memos (lib/parse/yamlDocuments.ts), 20 ms per task, so that the first edit of a large
+ * one-file mesh reads its one document, not all of them. Waits as the JIT warm-up does, so as not to
+ * slow down a large draft's first view; a request cancels it.
+ */
+function readAhead(draft: DraftDoc, delayMs = 5000): void {
+  if (ahead !== undefined) clearTimeout(ahead);
+  ahead = setTimeout(() => {
+    ahead = undefined;
+    const until = performance.now() + 20;
+    const stop = () => performance.now() > until;
+    for (const [path, text] of Object.entries(draft.files)) {
+      try {
+        if (readDocumentsAhead(path, text, stop) && snapshotDocumentsAhead(path, text, stop)) continue;
+      } catch {
+        // Only a head start: the compile reads what it needs itself.
+        return;
+      }
+      readAhead(draft, 30);
+      return;
+    }
+  }, delayMs);
+}
+
 scope.onmessage = (e) => {
   const received = performance.timeOrigin + performance.now();
   const { id, draft, opts, pack } = e.data;
   warmup?.interrupt();
+  if (ahead !== undefined) clearTimeout(ahead);
+  ahead = undefined;
   try {
     const start = performance.now();
     if (pack) seedDraftParsePack(pack.files, pack.pack);
@@ -95,6 +126,7 @@ scope.onmessage = (e) => {
     scope.postMessage({ id, result, parsed, ms, at, ...(layout ? { layout } : {}) } satisfies CompileReply);
     sent = full;
     last = { draft, opts };
+    readAhead(draft);
     warmup ??= new JitWarmup({
       budget: e.data.warmup ?? 0,
       step: () => {

@@ -1,7 +1,8 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { applyCommand, type DraftCommand } from './draftCommands';
 import type { DraftDoc } from './draftDoc';
-import { documentStarts, parseDraft } from './draftModel';
+import { documentStarts } from '../parse/yamlDocuments';
+import { parseDraft } from './draftModel';
 
 // The texts parseAllDocuments is given, to see what an edit parses.
 const parsed = vi.hoisted(() => ({ texts: [] as string[] }));
@@ -133,5 +134,36 @@ describe('an edit parses only its own document', () => {
     const r = applyCommand(draft, set('b', 'xb'), model);
     expect(r.ok).toBe(false);
     expect(!r.ok && r.error).toMatch(/f\.yaml has a YAML error in the document of Route default\/b/);
+  });
+});
+
+describe('reading a file’s documents ahead of its first edit', () => {
+  it('fills the per-document memos in steps, so that a changed document is the only one read', async () => {
+    const { readDocumentsAhead } = await import('./draftModel');
+    const { fileSnapshot, snapshotDocumentsAhead } = await import('./draftSnapshot');
+    const text = ['p', 'q', 'r'].map((n) => route(`ahead-${n}`, 'tx')).join('---\n');
+    let steps = 0;
+    // One document per step.
+    const oneEach = () => {
+      let n = 0;
+      return () => n++ > 0;
+    };
+    while (!readDocumentsAhead('ahead.yaml', text, oneEach())) steps++;
+    expect(steps).toBe(2);
+    while (!snapshotDocumentsAhead('ahead.yaml', text, oneEach())) steps++;
+    expect(steps).toBe(4); // its own memo: a step per document again (their parses are shared)
+    expect(readDocumentsAhead('ahead.yaml', text, () => true)).toBe(true);
+
+    const edited = text.replace('name: ahead-q', 'name: ahead-q2');
+    parsed.texts.length = 0;
+    const model = parseDraft({ files: { 'ahead.yaml': edited }, layout: {} });
+    const snapshot = fileSnapshot('ahead.yaml', edited);
+    expect(parsed.texts).toEqual([`---\n${route('ahead-q2', 'tx')}`]);
+    expect(model.objects.map((o) => [o.name, o.doc, o.line])).toEqual([
+      ['ahead-p', 0, 1],
+      ['ahead-q2', 1, 8],
+      ['ahead-r', 2, 15],
+    ]);
+    expect(snapshot.routes.map((r) => r.metadata.name)).toEqual(['ahead-p', 'ahead-q2', 'ahead-r']);
   });
 });

@@ -2,13 +2,14 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { DraftDoc } from './draftDoc';
 import { exampleDraft } from './testDrafts.testutil';
 
-const parses = vi.hoisted(() => ({ count: 0 }));
+const parses = vi.hoisted(() => ({ count: 0, texts: [] as string[] }));
 vi.mock('yaml', async (importOriginal) => {
   const yaml = await importOriginal<typeof import('yaml')>();
   return {
     ...yaml,
     parseAllDocuments: (...args: Parameters<typeof yaml.parseAllDocuments>) => {
       parses.count++;
+      parses.texts.push(args[0]);
       return yaml.parseAllDocuments(...args);
     },
   };
@@ -70,10 +71,12 @@ describe('parse results handed from the compile worker to the main thread', () =
     const seed = structuredClone(worker.takeParsedFiles());
     const main = await thread();
     parses.count = 0;
+    parses.texts = [];
     main.seedParsedFiles(seed);
     const edited = edit(draft, paths[0]!);
     const model = main.parseDraft(edited);
-    expect(parses.count).toBe(1);
+    // That file read again, once: document by document (lib/parse/yamlDocuments.ts), nothing else.
+    expect(parses.texts.join('')).toBe(edited.files[paths[0]!]);
     const own = model.objects.filter((o) => o.file === paths[0]);
     expect(own.length).toBeGreaterThan(0);
     for (const o of own) expect(seed[paths[0]!]!.objects).not.toContain(o);

@@ -7,6 +7,8 @@
 import { normalizeDiagnostics, objectKey } from '../model/diagnostic';
 import { emptySnapshot, type Snapshot } from '../model/snapshot';
 import { parseManifests } from '../parse/parseManifests';
+import { parseYamlFile } from '../parse/parseYamlFile';
+import { type YamlSegment, yamlSegments } from '../parse/yamlDocuments';
 
 const cache = new Map<string, { text: string; snapshot: Snapshot }>();
 const CACHE_LIMIT = 5000;
@@ -21,13 +23,7 @@ export function draftSnapshot(files: Readonly<Record<string, string>>): Snapshot
   for (const path of paths) parts.push(fileSnapshot(path, files[path]!));
   const keyed = parts.map(partKeys);
   // An object in two files is a duplicate only the all-files parse can report in its words.
-  const seen = new Set<string>();
-  for (const { all } of keyed) {
-    for (const k of all) {
-      if (seen.has(k)) return parseManifests(paths.map((path) => ({ path, content: files[path]! })));
-      seen.add(k);
-    }
-  }
+  if (hasDuplicate(keyed)) return parseManifests(paths.map((path) => ({ path, content: files[path]! })));
   return merge(parts, keyed);
 }
 
@@ -60,10 +56,100 @@ function partKeys(s: Snapshot): PartKeys {
 export function fileSnapshot(path: string, text: string): Snapshot {
   let hit = cache.get(path);
   if (!hit || hit.text !== text) {
-    hit = { text, snapshot: parseManifests([{ path, content: text }]) };
+    hit = { text, snapshot: readFileSnapshot(path, text) };
     remember(path, hit);
   }
   return hit.snapshot;
+}
+
+/**
+ * `parseManifests` of one file, from its documents' snapshots where it has several (each remembered by
+ * its text, so an edit of one document of a 500-object file reads that document: issue 5, P8), merged
+ * as the draft's files are; the file read whole where a document does not read alone as one clean
+ * document, or an object is in two of them (a duplicate parseManifests reports in its own words).
+ */
+function readFileSnapshot(path: string, text: string): Snapshot {
+  const segments = yamlSegments(text);
+  const parts = segments && segmentSnapshots(path, segments);
+  if (parts) {
+    const keyed = parts.map(partKeys);
+    if (!hasDuplicate(keyed)) return merge(parts, keyed);
+  }
+  return parseManifests([{ path, content: text }]);
+}
+
+/** One document's snapshot read alone (lines from its own start), and its last placing in its file. */
+interface SegmentSnapshot {
+  snapshot: Snapshot;
+  placed?: { line: number; snapshot: Snapshot };
+}
+// By file and document text; null: not one clean document alone.
+const segmentCache = new Map<string, SegmentSnapshot | null>();
+const SEGMENT_CACHE_LIMIT = 20_000;
+
+function segmentSnapshots(path: string, segments: readonly YamlSegment[]): Snapshot[] | undefined {
+  if (segmentCache.size > SEGMENT_CACHE_LIMIT) segmentCache.clear();
+  const out: Snapshot[] = [];
+  for (const { text, line } of segments) {
+    const key = `${path}\0${text}`;
+    let entry = segmentCache.get(key);
+    if (entry === undefined) {
+      entry = readSegment(path, text);
+      segmentCache.set(key, entry);
+    }
+    if (entry === null) return undefined;
+    if (entry.placed?.line !== line) entry.placed = { line, snapshot: shiftLines(entry.snapshot, line - 1) };
+    out.push(entry.placed.snapshot);
+  }
+  return out;
+}
+
+/** As draftModel's readDocumentsAhead, for the documents' snapshots; true when every document is in. */
+export function snapshotDocumentsAhead(path: string, text: string, stop: () => boolean): boolean {
+  for (const seg of yamlSegments(text) ?? []) {
+    const key = `${path}\0${seg.text}`;
+    if (segmentCache.has(key)) continue;
+    if (stop()) return false;
+    segmentCache.set(key, readSegment(path, seg.text));
+  }
+  return true;
+}
+
+function readSegment(path: string, text: string): SegmentSnapshot | null {
+  return oneCleanDocument(text) ? { snapshot: parseManifests([{ path, content: text }]) } : null;
+}
+
+function oneCleanDocument(text: string): boolean {
+  try {
+    const { docs } = parseYamlFile(text);
+    return docs.length === 1 && docs[0]!.errors.length === 0;
+  } catch {
+    return false;
+  }
+}
+
+/** The snapshot with every source line (objects', their fields', diagnostics') `by` lines further down. */
+function shiftLines(s: Snapshot, by: number): Snapshot {
+  if (by === 0) return s;
+  const sources: Snapshot['sources'] = {};
+  for (const [k, src] of Object.entries(s.sources)) {
+    const fields = src.fields && Object.fromEntries(Object.entries(src.fields).map(([f, l]) => [f, l + by]));
+    sources[k] = { ...src, line: src.line + by, ...(fields ? { fields } : {}) };
+  }
+  const diagnostics = s.diagnostics.map((d) =>
+    d.source ? { ...d, source: { ...d.source, line: d.source.line + by } } : d,
+  );
+  return { ...s, sources, diagnostics };
+}
+
+function hasDuplicate(keyed: readonly PartKeys[]): boolean {
+  const seen = new Set<string>();
+  for (const { all } of keyed)
+    for (const k of all) {
+      if (seen.has(k)) return true;
+      seen.add(k);
+    }
+  return false;
 }
 
 /** Takes one file's snapshot computed elsewhere (the server's, see draftParsePack) for this text. */

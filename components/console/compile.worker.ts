@@ -4,7 +4,7 @@ import { encodeDelta, type Encoded } from '../../lib/console/compilationDelta';
 import { compilationForTransfer, compileDraft, type CompileOptions } from '../../lib/console/compileDraft';
 import type { DraftDoc } from '../../lib/console/draftDoc';
 import type { MeshGraph } from '../../lib/console/meshGraph';
-import { type ParsedFileObjects, readDocumentsAhead, takeParsedFiles } from '../../lib/console/draftModel';
+import { type ParsedFile, readDocumentsAhead, takeParsedFiles } from '../../lib/console/draftModel';
 import { snapshotDocumentsAhead } from '../../lib/console/draftSnapshot';
 import { seedDraftParsePack } from '../../lib/console/draftParsePack';
 import { type PackedPositions, packPositions } from '../../lib/console/elkLayout';
@@ -30,7 +30,7 @@ export interface CompileReply {
   /** The result (`compilationForTransfer`) encoded against the result this worker sent before (compilationDelta.ts). */
   result?: Encoded;
   /** The files this compile read, for the main thread's parseDraft (seedParsedFiles) to not read again. */
-  parsed?: Record<string, ParsedFileObjects>;
+  parsed?: Record<string, ParsedFile>;
   /** The engine's own time, for the main thread's `meshdeck:compile` entry (bench/ui.ts). */
   ms?: number;
   /** When the worker got the request and posted this reply (`timeOrigin + now()`, comparable across threads). */

@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { DraftDoc } from './draftDoc';
+import type { ParsedFile } from './draftModel';
 import { exampleDraft } from './testDrafts.testutil';
 
 const parses = vi.hoisted(() => ({ count: 0, texts: [] as string[] }));
@@ -27,6 +28,10 @@ const edit = (d: DraftDoc, path: string): DraftDoc => ({
   ...d,
   files: { ...d.files, [path]: `${d.files[path]!}# edited\n` },
 });
+
+/** The objects a handed-on file carries: the file's, or its documents' (relative to each document). */
+const objectsOf = (p: ParsedFile) =>
+  'documents' in p ? Object.values(p.documents).flatMap((d) => d.objects) : p.objects;
 
 beforeEach(() => {
   parses.count = 0;
@@ -60,9 +65,10 @@ describe('parse results handed from the compile worker to the main thread', () =
     expect(parses.count).toBe(0);
     expect(model.objects.length).toBeGreaterThan(0);
     expect(model.objects).toEqual(fromWorker.objects);
-    const seeded = paths.flatMap((p) => seed[p]!.objects);
-    model.objects.forEach((o, i) => expect(o).toBe(seeded[i]));
-    expect(main.takeParsedFiles()).toEqual({}); // nothing for the main thread to hand on
+    // The seeded values themselves (a file of several documents comes as its documents, each object
+    // placed in its file again: lines and document index).
+    const seeded = paths.flatMap((p) => objectsOf(seed[p]!));
+    model.objects.forEach((o, i) => expect(o.value).toBe(seeded[i]!.value));
   });
 
   it('ignores a seeded file whose text is not the draft’s', async () => {
@@ -75,12 +81,38 @@ describe('parse results handed from the compile worker to the main thread', () =
     main.seedParsedFiles(seed);
     const edited = edit(draft, paths[0]!);
     const model = main.parseDraft(edited);
-    // That file read again, once: document by document (lib/parse/yamlDocuments.ts), nothing else.
-    expect(parses.texts.join('')).toBe(edited.files[paths[0]!]);
+    // Of that file, the one document whose text changed (its last) is read again, nothing else.
+    const text = edited.files[paths[0]!]!;
+    expect(parses.texts).toEqual([text.slice(text.lastIndexOf('---\n'))]);
     const own = model.objects.filter((o) => o.file === paths[0]);
     expect(own.length).toBeGreaterThan(0);
-    for (const o of own) expect(seed[paths[0]!]!.objects).not.toContain(o);
-    expect(own).toEqual(seed[paths[0]!]!.objects); // a trailing comment changes no object
+    expect(own).toEqual(worker.parseDraft(edited).objects.filter((o) => o.file === paths[0]));
+    expect(own.at(-1)!.value).not.toBe(objectsOf(seed[paths[0]!]!).at(-1)!.value);
     expect(main.takeParsedFiles()[paths[0]!]!.text).toBe(edited.files[paths[0]!]);
+  });
+
+  it('hands on only the documents the main thread has not had: an edit sends one', async () => {
+    const worker = await thread();
+    const main = await thread();
+    const one: DraftDoc = { files: { 'one.yaml': Object.values(draft.files).join('---\n') }, layout: {} };
+    worker.parseDraft(one);
+    const first = structuredClone(worker.takeParsedFiles());
+    const docs = Object.keys((first['one.yaml'] as { documents: object }).documents);
+    expect(docs.join('')).toBe(one.files['one.yaml']);
+    main.seedParsedFiles(first);
+
+    const edited = {
+      ...one,
+      files: { 'one.yaml': one.files['one.yaml']!.replace('echo-route', 'echo-route-2') },
+    };
+    const fromWorker = worker.parseDraft(edited);
+    const next = structuredClone(worker.takeParsedFiles());
+    const sent = Object.keys((next['one.yaml'] as { documents: object }).documents);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toContain('echo-route-2');
+    parses.count = 0;
+    main.seedParsedFiles(next);
+    expect(main.parseDraft(edited).objects).toEqual(fromWorker.objects);
+    expect(parses.count).toBe(0);
   });
 });

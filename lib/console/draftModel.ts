@@ -8,7 +8,13 @@ import { Document, isMap, isScalar, isSeq, type Node, parseAllDocuments, YAMLSeq
 import { MSM_API_VERSION, SEED_API_VERSION } from '../model/common';
 import { formatFieldPath } from '../model/fieldPath';
 import { type ParsedYamlFile, parseYamlFile } from '../parse/parseYamlFile';
-import { documentStarts, hasDirectives, type YamlSegment, yamlSegments } from '../parse/yamlDocuments';
+import {
+  DocumentMemo,
+  documentStarts,
+  hasDirectives,
+  type YamlSegment,
+  yamlSegments,
+} from '../parse/yamlDocuments';
 import { convertSeedDialect } from '../parse/seedDialect';
 import { jsonEqual } from '../util/jsonEqual';
 import type { DraftDoc } from './draftDoc';
@@ -108,7 +114,7 @@ export function fileObjects(path: string, text: string): ParsedFileObjects {
  */
 export function takeParsedFiles(): Record<string, ParsedFile> {
   const out: Record<string, ParsedFile> = {};
-  if (handedOn.size > SEGMENT_CACHE_LIMIT) handedOn.clear();
+  if (handedOn.size > HANDED_ON_LIMIT) handedOn.clear();
   for (const path of freshPaths) {
     const parsed = fileCache.get(path);
     if (!parsed) continue;
@@ -120,7 +126,7 @@ export function takeParsedFiles(): Record<string, ParsedFile> {
     const documents: ParsedFileDocuments['documents'] = {};
     for (const text of segments) {
       const key = `${path}\0${text}`;
-      const entry = segmentCache.get(key);
+      const entry = documentMemo.has(path, text) ? documentMemo.get(path, text) : null;
       if (!entry || handedOn.has(key)) continue;
       documents[text] = { objects: entry.objects, problems: entry.problems };
       handedOn.add(key);
@@ -141,9 +147,8 @@ export function seedParsedFiles(files: Readonly<Record<string, ParsedFile>>): vo
       remember(path, parsed);
       continue;
     }
-    if (segmentCache.size > SEGMENT_CACHE_LIMIT) segmentCache.clear();
     for (const [text, read] of Object.entries(parsed.documents))
-      segmentCache.set(`${path}\0${text}`, { objects: read.objects, problems: read.problems });
+      documentMemo.set(path, text, { objects: read.objects, problems: read.problems });
   }
 }
 
@@ -161,9 +166,11 @@ interface SegmentObjects {
   problems: FileProblem[];
   placed?: { doc: number; line: number; objects: DraftObject[]; problems: FileProblem[] };
 }
-// By file and document text; null: not one clean document alone (the file is read whole).
-const segmentCache = new Map<string, SegmentObjects | null>();
-const SEGMENT_CACHE_LIMIT = 20_000;
+const documentMemo = new DocumentMemo<SegmentObjects>((file, text) => {
+  const { objects, problems } = readWholeFile(file, text);
+  return { objects, problems };
+});
+const HANDED_ON_LIMIT = 20_000;
 // A file's result put together from its documents, and their texts (what takeParsedFiles hands on).
 const segmentsOf = new WeakMap<ParsedFileObjects, string[]>();
 // The documents (by file and text) takeParsedFiles has handed on: the receiver keeps them.
@@ -192,15 +199,9 @@ function readSegments(
 ): { objects: DraftObject[]; problems: FileProblem[] } | undefined {
   const objects: DraftObject[] = [];
   const problems: FileProblem[] = [];
-  if (segmentCache.size > SEGMENT_CACHE_LIMIT) segmentCache.clear();
   for (let doc = 0; doc < segments.length; doc++) {
     const { text, line } = segments[doc]!;
-    const key = `${file}\0${text}`;
-    let entry = segmentCache.get(key);
-    if (entry === undefined) {
-      entry = readAlone(file, text);
-      segmentCache.set(key, entry);
-    }
+    const entry = documentMemo.get(file, text);
     if (entry === null) return undefined;
     if (entry.placed?.doc !== doc || entry.placed.line !== line) {
       const by = line - 1;
@@ -224,24 +225,7 @@ function readSegments(
  * so between two documents; true when every document is in.
  */
 export function readDocumentsAhead(file: string, text: string, stop: () => boolean): boolean {
-  for (const seg of yamlSegments(text) ?? []) {
-    const key = `${file}\0${seg.text}`;
-    if (segmentCache.has(key)) continue;
-    if (stop()) return false;
-    segmentCache.set(key, readAlone(file, seg.text));
-  }
-  return true;
-}
-
-function readAlone(file: string, text: string): SegmentObjects | null {
-  try {
-    const { docs } = parseYamlFile(text);
-    if (docs.length !== 1 || docs[0]!.errors.length > 0) return null;
-  } catch {
-    return null;
-  }
-  const { objects, problems } = readWholeFile(file, text);
-  return { objects, problems };
+  return documentMemo.readAhead(file, text, stop);
 }
 
 function readWholeFile(file: string, text: string): ParsedFileObjects {

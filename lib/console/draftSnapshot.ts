@@ -7,8 +7,7 @@
 import { normalizeDiagnostics, objectKey } from '../model/diagnostic';
 import { emptySnapshot, type Snapshot } from '../model/snapshot';
 import { parseManifests } from '../parse/parseManifests';
-import { parseYamlFile } from '../parse/parseYamlFile';
-import { type YamlSegment, yamlSegments } from '../parse/yamlDocuments';
+import { DocumentMemo, type YamlSegment, yamlSegments } from '../parse/yamlDocuments';
 
 const cache = new Map<string, { text: string; snapshot: Snapshot }>();
 const CACHE_LIMIT = 5000;
@@ -83,20 +82,14 @@ interface SegmentSnapshot {
   snapshot: Snapshot;
   placed?: { line: number; snapshot: Snapshot };
 }
-// By file and document text; null: not one clean document alone.
-const segmentCache = new Map<string, SegmentSnapshot | null>();
-const SEGMENT_CACHE_LIMIT = 20_000;
+const documentMemo = new DocumentMemo<SegmentSnapshot>((path, text) => ({
+  snapshot: parseManifests([{ path, content: text }]),
+}));
 
 function segmentSnapshots(path: string, segments: readonly YamlSegment[]): Snapshot[] | undefined {
-  if (segmentCache.size > SEGMENT_CACHE_LIMIT) segmentCache.clear();
   const out: Snapshot[] = [];
   for (const { text, line } of segments) {
-    const key = `${path}\0${text}`;
-    let entry = segmentCache.get(key);
-    if (entry === undefined) {
-      entry = readSegment(path, text);
-      segmentCache.set(key, entry);
-    }
+    const entry = documentMemo.get(path, text);
     if (entry === null) return undefined;
     if (entry.placed?.line !== line) entry.placed = { line, snapshot: shiftLines(entry.snapshot, line - 1) };
     out.push(entry.placed.snapshot);
@@ -106,26 +99,7 @@ function segmentSnapshots(path: string, segments: readonly YamlSegment[]): Snaps
 
 /** As draftModel's readDocumentsAhead, for the documents' snapshots; true when every document is in. */
 export function snapshotDocumentsAhead(path: string, text: string, stop: () => boolean): boolean {
-  for (const seg of yamlSegments(text) ?? []) {
-    const key = `${path}\0${seg.text}`;
-    if (segmentCache.has(key)) continue;
-    if (stop()) return false;
-    segmentCache.set(key, readSegment(path, seg.text));
-  }
-  return true;
-}
-
-function readSegment(path: string, text: string): SegmentSnapshot | null {
-  return oneCleanDocument(text) ? { snapshot: parseManifests([{ path, content: text }]) } : null;
-}
-
-function oneCleanDocument(text: string): boolean {
-  try {
-    const { docs } = parseYamlFile(text);
-    return docs.length === 1 && docs[0]!.errors.length === 0;
-  } catch {
-    return false;
-  }
+  return documentMemo.readAhead(path, text, stop);
 }
 
 /** The snapshot with every source line (objects', their fields', diagnostics') `by` lines further down. */

@@ -6,6 +6,8 @@
  * whole file otherwise (lib/console/draftModel.ts, lib/console/draftSnapshot.ts).
  */
 
+import { parseYamlFile } from './parseYamlFile';
+
 // The directives end marker at a line's start, then a space, a tab or the line's end.
 const DOC_START = /^---(?=[ \t\r\n]|$)/gm;
 // Only blank and comment lines: text before a file's first `---` that is no document of its own.
@@ -48,4 +50,62 @@ export function yamlSegments(text: string): YamlSegment[] | undefined {
     text: text.slice(start, starts[i + 1] ?? text.length),
     line: lines[i]!,
   }));
+}
+
+/** Whether `text` reads alone as exactly one document without errors (the shared parse of parseYamlFile). */
+export function isOneCleanDocument(text: string): boolean {
+  try {
+    const { docs } = parseYamlFile(text);
+    return docs.length === 1 && docs[0]!.errors.length === 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * One reader's results per document, by file and document text: `read` of a document that reads alone
+ * as one clean document, null for one that does not (its file is then read whole). Cleared when it
+ * holds more than `limit` documents.
+ */
+export class DocumentMemo<T> {
+  readonly #cache = new Map<string, T | null>();
+
+  constructor(
+    private readonly read: (path: string, text: string) => T,
+    private readonly limit = 20_000,
+  ) {}
+
+  /** The document's result, read now if it is not remembered. */
+  get(path: string, text: string): T | null {
+    const key = `${path}\0${text}`;
+    let entry = this.#cache.get(key);
+    if (entry === undefined) {
+      entry = isOneCleanDocument(text) ? this.read(path, text) : null;
+      this.set(path, text, entry);
+    }
+    return entry;
+  }
+
+  has(path: string, text: string): boolean {
+    return this.#cache.has(`${path}\0${text}`);
+  }
+
+  /** Remembers a result made elsewhere (another thread's). */
+  set(path: string, text: string, entry: T | null): void {
+    if (this.#cache.size >= this.limit) this.#cache.clear();
+    this.#cache.set(`${path}\0${text}`, entry);
+  }
+
+  /**
+   * Reads the documents of `fileText` not remembered yet, ahead of an edit, until `stop()` says so
+   * between two documents; true when every document is in.
+   */
+  readAhead(path: string, fileText: string, stop: () => boolean): boolean {
+    for (const seg of yamlSegments(fileText) ?? []) {
+      if (this.has(path, seg.text)) continue;
+      if (stop()) return false;
+      this.get(path, seg.text);
+    }
+    return true;
+  }
 }

@@ -1,7 +1,6 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { applyCommand, type DraftCommand } from './draftCommands';
 import type { DraftDoc } from './draftDoc';
-import { documentStarts } from '../parse/yamlDocuments';
 import { parseDraft } from './draftModel';
 
 // The texts parseAllDocuments is given, to see what an edit parses.
@@ -42,18 +41,6 @@ const set = (name: string, value: unknown): DraftCommand => ({
 
 beforeEach(() => {
   parsed.texts.length = 0;
-});
-
-describe('documentStarts', () => {
-  it('cuts at each `---` line, keeping comments before the first with the first document', () => {
-    const text = '# header\n---\na: 1\n# tail of a\n---  # b\nb: 2\n----\nc: x\n---\n';
-    const { starts, lines } = documentStarts(text);
-    expect(starts.map((s) => text.slice(s, s + 5))).toEqual(['# hea', '---  ', '---\n']);
-    expect(lines).toEqual([1, 5, 9]);
-    expect(documentStarts('a: 1\r\n---\r\nb: 2\r\n')).toEqual({ starts: [0, 6], lines: [1, 2] });
-    expect(documentStarts('---\n---\n')).toEqual({ starts: [0, 4], lines: [1, 2] });
-    expect(documentStarts('')).toEqual({ starts: [0], lines: [1] });
-  });
 });
 
 describe('an edit parses only its own document', () => {

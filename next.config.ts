@@ -7,10 +7,6 @@ const monacoWorkerAlias = {
 };
 
 const nextConfig: NextConfig = {
-  // The console's scripts are compressed once, ahead of time (server/console/staticAssets.ts); per
-  // request, on the event loop, they came late to a fresh browser, and a draft or an API answer on
-  // loopback gains nothing from it (behind an ingress, the ingress compresses).
-  compress: false,
   output: process.env.NEXT_STANDALONE ? 'standalone' : undefined,
   // For profiling (bench/uiProfile.ts names the console's own functions through them); off by default.
   productionBrowserSourceMaps: !!process.env.MESHDECK_SOURCE_MAPS,

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createOidcSignIn, oidcConfigFromFlags, type OidcSignIn } from '../console/oidc';
 import { resolveConsoleToken } from '../console/serveConsole';
-import { StaticAssets } from '../console/staticAssets';
+import { dropLoopbackAcceptEncoding, StaticAssets } from '../console/staticAssets';
 import type { MeshMetrics } from '../metrics/MeshMetrics';
 import { handleMetricsRequest } from '../metrics/metricsHttp';
 import type { OidcFlags } from './args';
@@ -33,7 +33,9 @@ export async function startConsoleHttp(host: string, port: number, metrics?: Mes
     await app.prepare();
     const assets = new StaticAssets(path.join(REPO_ROOT, '.next', 'static'));
     const server = createServer((req, res) => {
-      if (!handleMetricsRequest(req, res, metrics) && !assets.handle(req, res)) void handle(req, res);
+      if (handleMetricsRequest(req, res, metrics) || assets.handle(req, res)) return;
+      dropLoopbackAcceptEncoding(req);
+      void handle(req, res);
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

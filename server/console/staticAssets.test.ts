@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isLoopback, pickEncoding, StaticAssets } from './staticAssets';
+import { dropLoopbackAcceptEncoding, isLoopback, pickEncoding, StaticAssets } from './staticAssets';
 
 const SCRIPT = `export const x = ${JSON.stringify('meshdeck '.repeat(2000))};\n`;
 
@@ -37,6 +37,22 @@ describe('isLoopback', () => {
       false,
       false,
     ]);
+  });
+});
+
+describe('dropLoopbackAcceptEncoding', () => {
+  it('drops what a browser on loopback accepts, so Next.js answers it uncompressed; keeps it for others', () => {
+    const req = (remoteAddress: string) =>
+      ({
+        socket: { remoteAddress },
+        headers: { 'accept-encoding': 'gzip, br', accept: '*/*' },
+      }) as never as import('node:http').IncomingMessage;
+    const local = req('::ffff:127.0.0.1');
+    dropLoopbackAcceptEncoding(local);
+    expect(local.headers).toEqual({ accept: '*/*' });
+    const remote = req('10.1.2.3');
+    dropLoopbackAcceptEncoding(remote);
+    expect(remote.headers['accept-encoding']).toBe('gzip, br');
   });
 });
 

@@ -1,9 +1,10 @@
 /**
  * The console's build output (`/_next/static/**`) served from memory, each file compressed once (brotli
  * and gzip) when the server starts, instead of by Next.js on every request. Next's own compression
- * (`compress`, off in next.config.ts) deflated about 1.3 MB of scripts per first visit on the event
- * loop the draft's request also waits on: a fresh browser had its scripts 0.4-1.1 s after asking on
- * this machine, and the canvas of a 1,000-node mesh drew 0.5 s later than without it (issue 5, P7).
+ * deflated about 1.3 MB of scripts per first visit on the event loop the draft's request also waits
+ * on: a fresh browser had its scripts 0.4-1.1 s after asking on this machine, and the canvas of a
+ * 1,000-node mesh drew 0.5 s later than without it (issue 5, P7). Next still compresses its other
+ * answers (pages, the API) for browsers on other machines, not on loopback (`dropLoopbackAcceptEncoding`).
  * Files are immutable (their names are content hashes), so each is read and compressed once. A browser
  * on loopback gets them as they are: bytes cost nothing there, and decompressing costs the browser's CPU
  * while it parses them (measured: no slower uncompressed, often faster).
@@ -183,6 +184,14 @@ export class StaticAssets {
     }
     return out;
   }
+}
+
+/**
+ * Keeps Next.js from compressing its answer to a browser on this machine (it compresses what the
+ * request accepts): on loopback the bytes cost nothing and the deflating costs the event loop.
+ */
+export function dropLoopbackAcceptEncoding(req: IncomingMessage): void {
+  if (isLoopback(req.socket.remoteAddress)) delete req.headers['accept-encoding'];
 }
 
 /** Whether a peer address is this machine's own (IPv4 127/8, ::1, or 127/8 mapped into IPv6). */

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dropLoopbackAcceptEncoding, isLoopback, pickEncoding, StaticAssets } from './staticAssets';
+import { dropLoopbackAcceptEncoding, isLoopbackPeer, pickEncoding, StaticAssets } from './staticAssets';
 
 const SCRIPT = `export const x = ${JSON.stringify('meshdeck '.repeat(2000))};\n`;
 
@@ -22,15 +22,15 @@ describe('pickEncoding', () => {
   });
 });
 
-describe('isLoopback', () => {
+describe('isLoopbackPeer', () => {
   it("knows this machine's own addresses", () => {
-    expect(['127.0.0.1', '127.1.2.3', '::1', '::ffff:127.0.0.1'].map(isLoopback)).toEqual([
+    expect(['127.0.0.1', '127.1.2.3', '::1', '::ffff:127.0.0.1'].map(isLoopbackPeer)).toEqual([
       true,
       true,
       true,
       true,
     ]);
-    expect(['10.0.0.1', '::ffff:10.0.0.1', '2001:db8::1', '', undefined].map(isLoopback)).toEqual([
+    expect(['10.0.0.1', '::ffff:10.0.0.1', '2001:db8::1', '', undefined].map(isLoopbackPeer)).toEqual([
       false,
       false,
       false,

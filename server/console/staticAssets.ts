@@ -15,6 +15,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
+import { isLoopback } from '../localMesh/demoApps/isLoopback';
 
 const brotli = promisify(brotliCompress);
 const gz = promisify(gzip);
@@ -104,7 +105,7 @@ export class StaticAssets {
       void this.#entry(rel);
       return false;
     }
-    const compress = this.#compressForLoopback || !isLoopback(req.socket.remoteAddress);
+    const compress = this.#compressForLoopback || !isLoopbackPeer(req.socket.remoteAddress);
     void entry.then(
       (e) => (e ? send(req, res, e, compress) : notFound(res)),
       () => notFound(res),
@@ -191,13 +192,12 @@ export class StaticAssets {
  * request accepts): on loopback the bytes cost nothing and the deflating costs the event loop.
  */
 export function dropLoopbackAcceptEncoding(req: IncomingMessage): void {
-  if (isLoopback(req.socket.remoteAddress)) delete req.headers['accept-encoding'];
+  if (isLoopbackPeer(req.socket.remoteAddress)) delete req.headers['accept-encoding'];
 }
 
-/** Whether a peer address is this machine's own (IPv4 127/8, ::1, or 127/8 mapped into IPv6). */
-export function isLoopback(address: string | undefined): boolean {
-  if (!address) return false;
-  return address === '::1' || /^(::ffff:)?127\./.test(address);
+/** Whether a peer address is this machine's own: IPv6 `::1`, or IPv4 loopback (also IPv4-mapped). */
+export function isLoopbackPeer(address: string | undefined): boolean {
+  return address === '::1' || (address !== undefined && isLoopback(address));
 }
 
 function send(req: IncomingMessage, res: ServerResponse, e: Entry, compress: boolean): void {

@@ -304,6 +304,64 @@ test("a fresh page draws the server's picture of a 1,000-node first view before 
   }
 });
 
+test('a page opening a 1,000-node draft the server has compiled shows that compile before its own, and edits on from it', async ({
+  page,
+}) => {
+  test.setTimeout(180_000);
+  await openConsole(page, GATEWAY);
+  const base = syntheticDraft(200);
+  // One dangling destination: a diagnostic, a marker on its node and a count to watch.
+  expect(base.files['mesh-7.yaml']).toContain('destination: target-7\n');
+  const draft = {
+    ...base,
+    files: {
+      ...base.files,
+      'mesh-7.yaml': base.files['mesh-7.yaml']!.replace(
+        'destination: target-7\n',
+        'destination: target-nope\n',
+      ),
+    },
+  };
+  expect(await putDraft(page, draft)).toBe(200);
+  try {
+    await waitForServerLayout(page, draft);
+    const compiled = await page.request.get('/api/draft/compiled');
+    expect(compiled.status()).toBe(200);
+    await page.reload();
+    const route = page.getByTestId('node-Route/default/route-7');
+    await expect(route).toHaveAttribute('data-errors', /[1-9]/, { timeout: 60_000 });
+    await expect(page.getByTestId('count-error')).not.toHaveText('0');
+    // The server's compile was shown first, the worker's own compile of the draft came after it.
+    const order = await page.evaluate(() => {
+      const early = performance.getEntriesByName('meshdeck:early-compile')[0] as PerformanceMark | undefined;
+      const first = performance.getEntriesByName('meshdeck:compile')[0];
+      return {
+        early: early?.startTime,
+        nodes: (early?.detail as { nodes?: number } | undefined)?.nodes,
+        compiled: first ? first.startTime + first.duration : undefined,
+      };
+    });
+    expect(order.nodes).toBeGreaterThan(1000);
+    expect(order.early).toBeDefined();
+    await expect
+      .poll(() => page.evaluate(() => performance.getEntriesByName('meshdeck:compile').length), {
+        timeout: 60_000,
+      })
+      .toBeGreaterThan(0);
+    if (order.compiled !== undefined) expect(order.early!).toBeLessThan(order.compiled);
+    // Edits go on from it: the worker's results are read against the compile the page was given.
+    await page.locator('[data-testid="diagnostic"][data-code="unresolved-reference"]').first().click();
+    const field = page.locator('[data-field-path="spec.destination"] input[type="text"]').first();
+    await expect(field).toBeFocused();
+    await expect(field).toHaveValue('target-nope');
+    await field.fill('target-7');
+    await expect(route).toHaveAttribute('data-errors', '0');
+    await expect(page.getByTestId('count-error')).toHaveText('0');
+  } finally {
+    await resetDraft(page);
+  }
+});
+
 test('a reload after an edit draws the picture this browser kept of a 1,000-node draft before its app has loaded, and lays nothing out', async ({
   page,
 }) => {

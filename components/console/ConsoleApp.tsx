@@ -2,7 +2,7 @@
 
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useCallback, useDeferredValue, useEffect, useMemo, useRef, useState } from 'react';
-import { type DraftCompilation, inferPodsDir } from '@/lib/console/compileDraft';
+import { consoleCompileOptions, type DraftCompilation, inferPodsDir } from '@/lib/console/compileDraft';
 import type { DraftCommand } from '@/lib/console/draftCommands';
 import { clusterChangeLabel } from '@/lib/console/clusterDrift';
 import { draftBehind } from '@/lib/console/diskDrift';
@@ -32,6 +32,7 @@ import { NodeMarksContext, NodeMarksStore } from './nodeMarks';
 import { useCanvasGraph } from './useCanvasGraph';
 import { Palette } from './Palette';
 import { PreviewPanel } from './PreviewPanel';
+import { earlyCompileOf } from './earlyCompile';
 import { diskSummaryQuery, liveStateQuery } from './queries';
 import { ShortcutsDialog } from './ShortcutsDialog';
 import { Toolbar } from './Toolbar';
@@ -170,12 +171,15 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
   // Typing stays responsive on big meshes: the canvas follows the latest draft React can afford.
   const present = useDeferredValue(draft.history.present);
   // On the local mesh the console compiles as the server checks and pushes (loopback adaptations).
-  const localMesh = live?.mesh.mode === 'local';
+  // Before the live state has come, the server's compile of the draft (earlyCompile.ts) says which.
+  const early = earlyCompileOf(draft.history.present);
+  const localMesh = live === undefined && early ? early.localMesh : live?.mesh.mode === 'local';
   const [podsDir, setPodsDir] = useState<string | undefined>();
   // The engine runs in a worker on every edit (latest wins), so typing never waits for it.
   // The options follow the mesh's mode: the first compile of the draft waits for the live state (a
   // second at most), else opening compiled and rendered it twice, for a cluster and then for the local
-  // mesh (a 1,000-node draft: two compiles of 300-600 ms each before the graph showed).
+  // mesh (a 1,000-node draft: two compiles of 300-600 ms each before the graph showed). With the
+  // server's compile of the draft there is nothing to wait for: it was made for the server's mesh.
   const [modeWaitOver, setModeWaitOver] = useState(false);
   useEffect(() => {
     const timer = setTimeout(() => setModeWaitOver(true), 1000);
@@ -183,8 +187,8 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
   }, []);
   const [compiled, compileNow] = useCompiledDraftAsking(
     draft.history.present,
-    localMesh ? { localMesh: { podsDir: podsDir ?? '' } } : {},
-    { initialSync: true, hold: liveQ.isPending && !modeWaitOver },
+    consoleCompileOptions(localMesh, podsDir),
+    { initialSync: true, hold: liveQ.isPending && !modeWaitOver && !early },
   );
   const compilation = compiled!;
   // run (below) stays the same function, which memoized children rely on; it calls the latest here.

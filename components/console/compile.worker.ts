@@ -22,6 +22,11 @@ export interface CompileRequest {
   warmup?: number;
   /** Graph hashes whose layouts the page keeps (layoutStore.ts): a new view with one is not laid out. */
   knownLayouts?: string[];
+  /**
+   * The server's compile of this draft as JSON (GET /api/draft/compiled, `result` in it), which the
+   * main thread shows and holds: this reply is encoded against it instead of the last one sent.
+   */
+  base?: string;
 }
 
 /** The worker's answer to a CompileRequest. */
@@ -117,7 +122,12 @@ scope.onmessage = (e) => {
     const start = performance.now();
     if (pack) seedDraftParsePack(pack.files, pack.pack);
     const compiled = compileDraft(draft, opts);
-    const full = compilationForTransfer(compiled);
+    let full = compilationForTransfer(compiled);
+    if (e.data.base !== undefined) {
+      sent = (JSON.parse(e.data.base) as { result: typeof full }).result;
+      // As JSON has it (no undefined members), so that what did not change compares equal.
+      full = JSON.parse(JSON.stringify(full)) as typeof full;
+    }
     const ms = Math.round(performance.now() - start);
     const layout = newViewLayout(compiled.graph, draft.layout, e.data.knownLayouts);
     const result = encodeDelta(sent, full);

@@ -2,7 +2,10 @@
  * The console's draft request, started by an inline script as the page's HTML is parsed, while the
  * JavaScript bundles still load and boot (0.5-0.9 s on the 2-core VM): the draft with its files
  * already read (GET /api/draft?parsed=1, about 1.2 MB for 1,000 objects) then arrives with the app
- * instead of after it. The draft query takes it once (takeEarlyDraft); later fetches are its own.
+ * instead of after it. When the draft's answer says the server has compiled the draft as it is
+ * (`X-Draft-Compiled`, server/console/DraftLayouts.ts), the script asks for that compile too
+ * (GET /api/draft/compiled at the draft's revision), so the console shows the graph without waiting
+ * for its own first compile. The draft query takes both once (takeEarlyDraft); later fetches are its own.
  */
 
 import { MAIN_DRAFT } from '@/lib/console/draftIds';
@@ -15,14 +18,21 @@ const KEY = EARLY_DRAFT_KEY;
  * Runs before React: the same URL the draft query asks for (components/console/queries.ts), for the
  * draft the address names. A request the query does not take (another URL) is simply unused.
  */
-export const EARLY_DRAFT_SCRIPT = `try{var d=new URLSearchParams(location.search).get('draft');var u='/api/draft'+(d&&d!==${JSON.stringify(MAIN_DRAFT)}?'?draft='+encodeURIComponent(d)+'&':'?')+'parsed=1';window.${KEY}={url:u,response:fetch(u,{headers:{Accept:'application/json'},credentials:'same-origin',cache:'no-store'})}}catch(e){}`;
+export const EARLY_DRAFT_SCRIPT = `try{var d=new URLSearchParams(location.search).get('draft');var q=d&&d!==${JSON.stringify(MAIN_DRAFT)}?'?draft='+encodeURIComponent(d)+'&':'?';var u='/api/draft'+q+'parsed=1';var o={headers:{Accept:'application/json'},credentials:'same-origin',cache:'no-store'};var p=fetch(u,o);window.${KEY}={url:u,response:p,compiled:p.then(function(r){var v=r.headers.get('X-Draft-Revision');return r.ok&&v&&r.headers.get('X-Draft-Compiled')?fetch('/api/draft/compiled'+q+'revision='+encodeURIComponent(v),o):null}).catch(function(){return null})}}catch(e){}`;
 
-/** The early request for `url`, once; undefined when there is none (or it was taken). */
-export function takeEarlyDraft(url: string): Promise<Response> | undefined {
+/** The early requests the inline script made for one URL. */
+export interface EarlyDraft {
+  response: Promise<Response>;
+  /** The server's compile of the draft, or null when it has none (a small draft, or not made yet). */
+  compiled: Promise<Response | null>;
+}
+
+/** The early requests for `url`, once; undefined when there are none (or they were taken). */
+export function takeEarlyDraft(url: string): EarlyDraft | undefined {
   if (typeof window === 'undefined') return undefined;
-  const w = window as unknown as Record<string, { url: string; response: Promise<Response> } | undefined>;
+  const w = window as unknown as Record<string, (EarlyDraft & { url: string }) | undefined>;
   const early = w[KEY];
   if (!early || early.url !== url) return undefined;
   w[KEY] = undefined;
-  return early.response;
+  return { response: early.response, compiled: early.compiled ?? Promise.resolve(null) };
 }

@@ -10,6 +10,7 @@ import type { MeshLiveState } from '@/server/controlPlane/liveState';
 import { ApiError, apiFetch } from './api';
 import { withDraft } from './draftId';
 import { takeEarlyDraft } from './earlyDraft';
+import { offerEarlyCompile } from './earlyCompile';
 import { offerParsePack } from './parsePackHandoff';
 
 export interface ConsoleExample {
@@ -41,11 +42,14 @@ export function draftQuery(draftId: string) {
     queryFn: async ({ signal }) => {
       const base = withDraft('/api/draft', draftId);
       const url = `${base}${base.includes('?') ? '&' : '?'}parsed=1`;
+      const early = takeEarlyDraft(url);
       const { parsed, ...state } = await apiFetch<DraftState & { parsed?: DraftParsePack }>(url, {
         signal,
-        early: takeEarlyDraft(url),
+        early: early?.response,
       });
       if (parsed) offerParsePack(state.draft.files, parsed);
+      // Asked for as the draft's answer began (earlyDraft.ts): it comes from the server's memory.
+      if (early) await offerEarlyCompile(state.draft, state.revision, early.compiled);
       // For bench/ui.ts and DevTools: when the draft arrived (P7's first view, split by stage).
       performance.mark('meshdeck:draft', { detail: { files: Object.keys(state.draft.files).length } });
       return state as DraftState;

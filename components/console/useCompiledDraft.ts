@@ -3,7 +3,12 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { flushSync } from 'react-dom';
 import { decodeDelta } from '@/lib/console/compilationDelta';
-import { type CompileOptions, compileDraft, type DraftCompilation } from '@/lib/console/compileDraft';
+import {
+  type CompileOptions,
+  compileDraft,
+  consoleCompileOptions,
+  type DraftCompilation,
+} from '@/lib/console/compileDraft';
 import type { DraftDoc } from '@/lib/console/draftDoc';
 import { parseDraft, seedParsedFiles } from '@/lib/console/draftModel';
 import { LatestWins } from '@/lib/console/latestWins';
@@ -11,9 +16,13 @@ import { JIT_WARMUP_BUDGET } from '@/lib/console/jitWarmup';
 import type { CompileReply, CompileRequest } from './compile.worker';
 import { keepLayout } from './layoutGraph';
 import { storedLayoutHashes } from './layoutStore';
+import { type EarlyCompile, takeEarlyCompile } from './earlyCompile';
 import { takeOfferedParsePack } from './parsePackHandoff';
 
-type Request = Omit<CompileRequest, 'id'>;
+type Request = Omit<CompileRequest, 'id'> & {
+  /** The server's compile of this draft, shown already: the worker's reply is encoded against it. */
+  early?: EarlyCompile;
+};
 /** A result as the worker sends it (no model) or as the inline fallback makes it. */
 type Wire = Omit<DraftCompilation, 'model'> & { model?: DraftCompilation['model'] };
 
@@ -65,11 +74,16 @@ export function prestartCompileWorker(): void {
 }
 
 /** Starts the compile worker answering `s` (or takes the prestarted one); throws where there are no Web Workers (`s` then compiles inline). */
-function startWorker(s: LatestWins<Request, Wire>, timing: Map<number, Timing>, early?: Worker): Worker {
+function startWorker(
+  s: LatestWins<Request, Wire>,
+  timing: Map<number, Timing>,
+  holder: { held?: Wire },
+  early?: Worker,
+): Worker {
   const worker = early ?? newCompileWorker();
-  // The worker's last result: each reply is encoded against it (lib/console/compilationDelta.ts), and
-  // every reply is decoded, even one a newer edit makes the console drop.
-  let held: Wire | undefined;
+  // holder.held: the worker's last result (or the server's compile it was given): each reply is
+  // encoded against it (lib/console/compilationDelta.ts), and every reply is decoded, even one a newer
+  // edit makes the console drop.
   worker.onmessage = (e: MessageEvent<CompileReply>) => {
     const t = timing.get(e.data.id);
     if (t) {
@@ -87,8 +101,8 @@ function startWorker(s: LatestWins<Request, Wire>, timing: Map<number, Timing>, 
     // Before the result renders, so the canvas finds the new view's places (firstViewLayout.ts).
     if (e.data.layout) keepLayout(e.data.layout.hash, e.data.layout.positions, e.data.layout.ms);
     if (e.data.result) {
-      held = decodeDelta(held, e.data.result) as Wire;
-      s.receive(e.data.id, held);
+      holder.held = decodeDelta(holder.held, e.data.result) as Wire;
+      s.receive(e.data.id, holder.held);
     } else s.receiveError(e.data.id);
   };
   worker.onerror = (e) => {
@@ -149,6 +163,8 @@ export function useCompiledDraftAsking(
     result ? { draft, key: optsKey } : undefined,
   );
   const scheduler = useRef<LatestWins<Request, Wire> | undefined>(undefined);
+  // Shows the server's compile of a draft as its result and has the worker compile it too (set with the scheduler).
+  const showEarly = useRef<(draft: DraftDoc, key: string, early: EarlyCompile) => void>(() => {});
   // Fixed at mount, like the worker it decides about.
   const [eager] = useState(initialSync);
 
@@ -156,13 +172,17 @@ export function useCompiledDraftAsking(
     // Started with the first compile asked for, so a hook that is never enabled costs no worker.
     let worker: Worker | undefined;
     const timing = new Map<number, Timing>();
+    const holder: { held?: Wire } = {};
     const s: LatestWins<Request, Wire> = new LatestWins<Request, Wire>({
-      send: (id, req) => {
-        worker ??= startWorker(s, timing);
+      send: (id, { early, ...req }) => {
+        worker ??= startWorker(s, timing, holder);
         timing.set(id, { start: performance.now() });
+        // Both sides hold the server's compile, read from the same text: the reply is a delta against it.
+        if (early) holder.held = early.result;
         worker.postMessage({
           id,
           ...req,
+          ...(early ? { base: early.text } : {}),
           pack: takeOfferedParsePack(),
           warmup: warmupBudget(),
           knownLayouts: storedLayoutHashes(),
@@ -203,11 +223,21 @@ export function useCompiledDraftAsking(
       },
     });
     scheduler.current = s;
+    showEarly.current = (draft, key, early) => {
+      if (early.layout) keepLayout(early.layout.hash, early.layout.positions, 0);
+      const next: DraftCompilation = { ...early.result, model: parseDraft(draft) };
+      compiledFrom.set(next, draft);
+      setResult(next);
+      performance.mark('meshdeck:early-compile', { detail: { nodes: early.result.graph.nodes.length } });
+      // The worker still compiles it: its engine warms up for the first edit, and what the server's
+      // compile got wrong, if anything, is put right by its reply.
+      s.submit({ draft, opts: JSON.parse(key) as CompileOptions, early });
+    };
     // The console's own compiler starts at once: loading the worker's script (the engine, zod, yaml)
     // took about 400 ms, which the first real compile waited for after the draft arrived.
     if (eager && typeof Worker !== 'undefined') {
       try {
-        worker = startWorker(s, timing, prestarted);
+        worker = startWorker(s, timing, holder, prestarted);
         prestarted = undefined;
       } catch {
         // The first send tries again, and compiles inline if it fails too.
@@ -229,7 +259,11 @@ export function useCompiledDraftAsking(
     asked.current = { draft, key: optsKey };
     inEffect = true;
     try {
-      scheduler.current.submit({ draft, opts: JSON.parse(optsKey) as CompileOptions });
+      const early = takeEarlyCompile(draft);
+      const opts = JSON.parse(optsKey) as CompileOptions;
+      if (early && optsKey === JSON.stringify(consoleCompileOptions(early.localMesh)))
+        showEarly.current(draft, optsKey, early);
+      else scheduler.current.submit({ draft, opts });
     } finally {
       inEffect = false;
     }

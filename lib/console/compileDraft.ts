@@ -83,6 +83,16 @@ export interface CompileOptions {
   localMesh?: { podsDir: string };
 }
 
+/**
+ * The options the console compiles a draft with when it opens it (components/console/ConsoleApp.tsx):
+ * for the local mesh with its adaptations, sockets under `podsDir` ('' until the console has read it
+ * off a pushed config), else for a cluster, xDS included. The server's first compile of a draft
+ * (server/console/draftLayoutJob.ts) uses them too, so the console can show that result as its own.
+ */
+export function consoleCompileOptions(localMesh: boolean, podsDir = ''): CompileOptions {
+  return localMesh ? { localMesh: { podsDir } } : {};
+}
+
 /** Compiles a draft. Never throws: a failing stage leaves a diagnostic and the others run. */
 export function compileDraft(draft: DraftDoc, opts: CompileOptions = {}): FullDraftCompilation {
   const model = parseDraft(draft);

@@ -9,11 +9,21 @@ import os from 'node:os';
 import path from 'node:path';
 import ELK from 'elkjs/lib/elk.bundled.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { GET as getCompiled } from '@/app/api/draft/compiled/route';
+import { GET as getDraft } from '@/app/api/draft/route';
 import { GET as getLayout } from '@/app/api/layouts/[hash]/route';
 import { syntheticDraft } from '@/bench/syntheticMesh';
+import { compilationForTransfer, compileDraft, consoleCompileOptions } from '@/lib/console/compileDraft';
 import type { DraftDoc } from '@/lib/console/draftDoc';
+import { MAIN_DRAFT } from '@/lib/console/draftIds';
 import { draftFirstView } from '@/lib/console/draftFirstView';
-import { elkGraphOf, layoutAlgorithmOf, positionsOf, unpackPositions } from '@/lib/console/elkLayout';
+import {
+  elkGraphOf,
+  layoutAlgorithmOf,
+  packPositions,
+  positionsOf,
+  unpackPositions,
+} from '@/lib/console/elkLayout';
 import { layeredLayout } from '@/lib/console/layeredLayout';
 import { firstViewPicture } from '@/lib/console/firstViewPicture';
 import { exampleDraft } from '@/lib/console/testDrafts.testutil';
@@ -23,6 +33,11 @@ import { DraftLayouts } from './DraftLayouts';
 import { DraftRegistry } from './DraftRegistry';
 
 const REPO = path.resolve(__dirname, '..', '..');
+
+/** The draft compiled as the console's compile worker sends it, as JSON. */
+function consoleCompileJson(draft: DraftDoc, localMesh: boolean): string {
+  return JSON.stringify(compilationForTransfer(compileDraft(draft, consoleCompileOptions(localMesh))));
+}
 
 /** The hash and graph the console's canvas would lay out first for this draft. */
 function firstView(draft: DraftDoc, { localMesh } = { localMesh: true }) {
@@ -58,9 +73,18 @@ describe('DraftLayouts', () => {
     expect(layouts.picture(draft)).toEqual(firstViewPicture(view.graph, view.input, expected, view.hash));
     const edited = { ...draft, files: { ...draft.files, 'extra.yaml': '# an edit\n' } };
     expect(layouts.picture(edited)).toBeUndefined();
+    // And its compile, as the console opening it compiles it (the local mesh's options), with the layout.
+    const first = layouts.firstCompile(draft)!;
+    expect(first.json).toBe(consoleCompileJson(draft, true));
+    expect(first.localMesh).toBe(true);
+    expect(first.layout).toEqual({ hash: view.hash, positions: expected });
+    expect(layouts.firstCompile(edited)).toBeUndefined();
     // The edit leaves the graph as it was: once the server has looked at it, the same picture.
     layouts.prepare(edited);
     await expect.poll(() => layouts!.picture(edited)?.hash, { timeout: 60_000 }).toBe(view.hash);
+    // The edited draft's own compile (not laid out again: its first view is the one laid out before).
+    expect(layouts.firstCompile(edited)!.json).toBe(consoleCompileJson(edited, true));
+    expect(layouts.firstCompile(edited)!.layout).toEqual({ hash: view.hash, positions: expected });
     expect(warnings).toEqual([]);
   }, 90_000);
 
@@ -71,6 +95,11 @@ describe('DraftLayouts', () => {
     layouts.prepare(draft);
     const got = await layouts.get(cluster.hash, 60_000);
     expect(got).toEqual(layeredLayout(cluster.input));
+    // The cluster's compile: xDS rendered, no local-mesh adaptations.
+    const first = layouts.firstCompile(draft)!;
+    expect(first.localMesh).toBe(false);
+    expect(first.json).toBe(consoleCompileJson(draft, false));
+    expect(first.json).not.toBe(consoleCompileJson(draft, true));
   }, 90_000);
 
   it('has nothing for a small draft, one whose nodes the draft places, broken YAML, or a hash it never saw', async () => {
@@ -91,6 +120,8 @@ describe('DraftLayouts', () => {
     layouts.prepare(placed);
     expect(await layouts.get(view.hash, 30_000)).toBeUndefined();
 
+    // A small draft's compile is not made here either: the browser's own is quick.
+    expect(layouts.firstCompile(small)).toBeUndefined();
     const broken = { files: { 'mesh.yaml': 'kind: [unclosed\n  : :' }, layout: {} };
     expect(() => layouts!.prepare(broken)).not.toThrow();
     expect(await layouts.get('0123456789abcdef', 30_000)).toBeUndefined();
@@ -175,5 +206,84 @@ describe('GET /api/layouts/<hash>', () => {
     expect(((await bad.json()) as { error: string }).error).toMatch(/not a graph hash/);
     // Another site's page cannot read it through the user's browser.
     expect((await get(view.hash, { origin: 'http://evil.example' })).status).toBe(403);
+  }, 90_000);
+});
+
+describe('GET /api/draft/compiled', () => {
+  let tmp: string;
+  beforeEach(async () => {
+    tmp = await mkdtemp(path.join(os.tmpdir(), 'md-compiled-'));
+    await copyDir(path.join(REPO, 'examples', 'seed-example-1'), path.join(tmp, 'mesh'), { recursive: true });
+    setConsoleAuth(new ConsoleAuth('compiled-test-token'));
+  });
+  afterEach(async () => {
+    setConsoleAuth(undefined);
+    setConsoleContext(undefined);
+    await rm(tmp, { recursive: true, force: true });
+  });
+  const url = (p: string) => `http://127.0.0.1:3100${p}`;
+
+  it("answers the server's compile of the draft at the revision asked for, says so on the draft's answer, and has none once the draft changed", async () => {
+    const drafts = new DraftRegistry({
+      meshDir: path.join(tmp, 'mesh'),
+      stateDir: path.join(tmp, 'state'),
+      logger,
+    });
+    expect((await getCompiled(new Request(url('/api/draft/compiled')))).status).toBe(503);
+    // minNodes 1: the seed example's graph is laid out (and compiled) here as a large one would be.
+    layouts = new DraftLayouts({ localMesh: true, logger, minNodes: 1 });
+    setConsoleContext({ drafts, examplesDir: path.join(REPO, 'examples'), layouts });
+    const store = (await drafts.get(MAIN_DRAFT))!;
+    const { draft, revision } = await store.get();
+    const view = firstView(draft)!;
+
+    // Before the server has compiled it: nothing, and the draft's answer does not say it has.
+    const before = await getDraft(new Request(url('/api/draft?parsed=1')));
+    expect(before.headers.get('X-Draft-Compiled')).toBeNull();
+    expect((await getCompiled(new Request(url(`/api/draft/compiled?revision=${revision}`)))).status).toBe(
+      204,
+    );
+
+    layouts.prepare(draft);
+    const positions = await layouts.get(view.hash, 60_000);
+    const answer = await getDraft(new Request(url('/api/draft?parsed=1')));
+    expect(answer.headers.get('X-Draft-Compiled')).toBe('1');
+    expect(answer.headers.get('X-Draft-Revision')).toBe(String(revision));
+    const ok = await getCompiled(new Request(url(`/api/draft/compiled?revision=${revision}`)));
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('content-type')).toBe('application/json');
+    expect(ok.headers.get('cache-control')).toBe('no-store');
+    const body = (await ok.json()) as Record<string, unknown>;
+    expect(body).toEqual({
+      revision,
+      localMesh: true,
+      layout: { hash: view.hash, positions: packPositions(positions!) },
+      result: JSON.parse(consoleCompileJson(draft, true)),
+    });
+    // Without a revision: the draft as it is.
+    expect((await getCompiled(new Request(url('/api/draft/compiled')))).status).toBe(200);
+    // Another revision than the draft's: none (the page loaded another draft than this compile's).
+    expect((await getCompiled(new Request(url(`/api/draft/compiled?revision=${revision + 1}`)))).status).toBe(
+      204,
+    );
+    // Another site's page cannot read it through the user's browser.
+    expect(
+      (
+        await getCompiled(
+          new Request(url('/api/draft/compiled'), { headers: { origin: 'http://evil.example' } }),
+        )
+      ).status,
+    ).toBe(403);
+    // A draft that does not exist.
+    expect((await getCompiled(new Request(url('/api/draft/compiled?draft=nosuch')))).status).toBe(404);
+
+    // A save changes the draft: the compile of the old content is not answered for it.
+    const edited = { ...draft, files: { ...draft.files, 'extra.yaml': '# an edit\n' } };
+    const saved = await store.save({ draft: edited, baseRevision: revision });
+    expect(saved.ok).toBe(true);
+    const after = await getDraft(new Request(url('/api/draft?parsed=1')));
+    expect(after.headers.get('X-Draft-Compiled')).toBeNull();
+    expect((await getCompiled(new Request(url('/api/draft/compiled')))).status).toBe(204);
+    expect(warnings).toEqual([]);
   }, 90_000);
 });

@@ -36,9 +36,19 @@ export interface DraftLayoutsOptions {
  */
 export const LAYOUT_LATER_MS = 1_000;
 
-/** What identifies a draft's content. */
+/** Draft compiles kept (firstCompile): the drafts opened last. */
+const COMPILES_KEPT = 2;
+
+const keys = new WeakMap<DraftDoc, string>();
+
+/** What identifies a draft's content (by object: a draft store hands out the same object until a save). */
 function draftKey(draft: DraftDoc): string {
-  return createHash('sha256').update(JSON.stringify(draft)).digest('hex');
+  let key = keys.get(draft);
+  if (key === undefined) {
+    key = createHash('sha256').update(JSON.stringify(draft)).digest('hex');
+    keys.set(draft, key);
+  }
+  return key;
 }
 
 /** A job sent to the worker whose graph hash is not known yet. */
@@ -51,6 +61,8 @@ interface Compiling {
 interface Layout {
   positions: Promise<Positions | undefined>;
   resolve(p: Positions | undefined): void;
+  /** The positions once they are in. */
+  done?: Positions;
   timing: LayoutTiming;
   /** The laid out first view as the page's inline script draws it, once the positions are in. */
   picture?: FirstViewPicture;
@@ -66,6 +78,19 @@ export interface LayoutTiming {
   totalMs?: number;
 }
 
+/**
+ * A draft's compile as the console opening it compiles it (draftLayoutJob.ts), for the page to show at
+ * once (GET /api/draft/compiled).
+ */
+export interface FirstCompile {
+  /** `compilationForTransfer` of the compile, as JSON. */
+  json: string;
+  /** Compiled for the local mesh (consoleCompileOptions). */
+  localMesh: boolean;
+  /** The first view's layout, when this server made it and it is done. */
+  layout?: { hash: string; positions: Positions };
+}
+
 /** First-view layouts of the drafts this server serves, by graph hash. */
 export class DraftLayouts {
   private readonly kept = new Map<string, Layout>();
@@ -74,6 +99,8 @@ export class DraftLayouts {
   /** Draft content key of each job sent, and the graph hash of each draft content seen (the last few). */
   private readonly keyOf = new Map<number, string>();
   private readonly hashByKey = new Map<string, string>();
+  /** The compile of the last few draft contents (FirstCompile.json), by draft content key. */
+  private readonly compiledByKey = new Map<string, string>();
   private readonly sentAt = new Map<number, number>();
   private lastKey: string | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -167,6 +194,23 @@ export class DraftLayouts {
     return hash === undefined ? undefined : this.kept.get(hash)?.picture;
   }
 
+  /**
+   * The compile of `draft` as a console opening it compiles it, made with its first-view layout, if this
+   * server has one for the draft exactly as it is; undefined otherwise, at once.
+   */
+  firstCompile(draft: DraftDoc): FirstCompile | undefined {
+    const key = draftKey(draft);
+    const json = this.compiledByKey.get(key);
+    if (json === undefined) return undefined;
+    const hash = this.hashByKey.get(key);
+    const done = hash === undefined ? undefined : this.kept.get(hash)?.done;
+    return {
+      json,
+      localMesh: this.opts.localMesh,
+      ...(done ? { layout: { hash: hash!, positions: done } } : {}),
+    };
+  }
+
   /** True while the worker thread runs (it starts with the first draft that may be large). */
   get workerRunning(): boolean {
     return this.worker !== undefined;
@@ -245,6 +289,13 @@ export class DraftLayouts {
       this.hashByKey.set(key, r.hash!);
       while (this.hashByKey.size > this.maxKept) this.hashByKey.delete(this.hashByKey.keys().next().value!);
     }
+    if (key !== undefined && (r.kind === 'hash' || r.kind === 'none') && r.compiled !== undefined) {
+      this.compiledByKey.delete(key);
+      this.compiledByKey.set(key, r.compiled);
+      // A compile of 1,000 objects is about 1.2 MB of JSON.
+      while (this.compiledByKey.size > COMPILES_KEPT)
+        this.compiledByKey.delete(this.compiledByKey.keys().next().value!);
+    }
     if (r.kind === 'hash') {
       this.hashOf.set(r.id, r.hash);
       if (!this.kept.has(r.hash)) {
@@ -261,6 +312,7 @@ export class DraftLayouts {
       if (layout) {
         layout.timing.layoutMs = Math.round(r.ms);
         layout.picture = r.picture;
+        layout.done = r.positions;
         if (sent !== undefined) layout.timing.totalMs = Math.round(performance.now() - sent);
         layout.resolve(r.positions);
       }
@@ -294,6 +346,7 @@ export class DraftLayouts {
     this.sentAt.clear();
     this.keyOf.clear();
     this.hashByKey.clear();
+    this.compiledByKey.clear();
     for (const hash of [...this.kept.keys()]) this.drop(hash);
     this.lastKey = undefined;
   }

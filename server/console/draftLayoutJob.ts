@@ -7,7 +7,8 @@
  */
 import ELK from 'elkjs/lib/elk.bundled.js';
 import type { DraftDoc } from '../../lib/console/draftDoc';
-import { draftFirstView } from '../../lib/console/draftFirstView';
+import { compilationForTransfer, compileDraft, consoleCompileOptions } from '../../lib/console/compileDraft';
+import { firstViewOf } from '../../lib/console/draftFirstView';
 import { type DraftParsePack, seedDraftParsePack } from '../../lib/console/draftParsePack';
 import {
   ELK_WARM_UP,
@@ -30,10 +31,13 @@ export interface DraftLayoutRequest {
 }
 
 export type DraftLayoutReply =
-  /** `compileMs`: seeding and compiling the draft, from the request's arrival in the thread. */
-  | { id: number; kind: 'hash'; hash: string; compileMs: number }
+  /**
+   * `compileMs`: seeding and compiling the draft, from the request's arrival in the thread;
+   * `compiled`: the compile as JSON (see the module comment).
+   */
+  | { id: number; kind: 'hash'; hash: string; compileMs: number; compiled?: string }
   /** `hash` when the graph was laid out before (the draft changed, its first view did not). */
-  | { id: number; kind: 'none'; why: string; hash?: string }
+  | { id: number; kind: 'none'; why: string; hash?: string; compiled?: string }
   /** `ms`: the layout's own time; `picture`: the laid out first view for the page to draw early. */
   | {
       id: number;
@@ -66,14 +70,23 @@ export async function runDraftLayoutJob(
   const start = performance.now();
   try {
     if (req.pack) seedDraftParsePack(req.draft.files, req.pack);
-    const view = draftFirstView(req.draft, { localMesh: req.localMesh });
-    if (!view) return reply({ id: req.id, kind: 'none', why: 'the canvas places this graph without ELK' });
+    const compilation = compileDraft(req.draft, consoleCompileOptions(req.localMesh));
+    const compiled = JSON.stringify(compilationForTransfer(compilation));
+    const view = firstViewOf(compilation.graph, req.draft);
+    if (!view)
+      return reply({ id: req.id, kind: 'none', why: 'the canvas places this graph without ELK', compiled });
     const { input } = view;
     if (input.nodes.length < req.minNodes)
-      return reply({ id: req.id, kind: 'none', why: `${input.nodes.length} nodes: the browser lays it out` });
+      return reply({
+        id: req.id,
+        kind: 'none',
+        why: `${input.nodes.length} nodes: the browser lays it out`,
+        compiled,
+      });
     hash = view.hash;
-    if (req.known.includes(hash)) return reply({ id: req.id, kind: 'none', why: 'laid out already', hash });
-    reply({ id: req.id, kind: 'hash', hash, compileMs: performance.now() - start });
+    if (req.known.includes(hash))
+      return reply({ id: req.id, kind: 'none', why: 'laid out already', hash, compiled });
+    reply({ id: req.id, kind: 'hash', hash, compileMs: performance.now() - start, compiled });
     // The browser's choice for the same graph (components/console/layoutGraph.ts): the same places.
     const algorithm = layoutAlgorithmOf(input);
     if (algorithm === 'elk') await warmElk();

@@ -25,7 +25,8 @@
  *   React Flow rendered; below 300 nodes they wait in a column until ELK places them).
  * - P7 reload: the same three figures for the console opened again on the same draft, its layout in
  *   the browser's storage (no ELK run): what opening an existing mesh costs. draftMs: the draft (and
- *   its files already read) arrived; compiledMs: the last compile before the graph was drawn rendered;
+ *   its files already read) arrived; compiledMs: the last compile before the graph was drawn rendered
+ *   (none when the page showed the server's compile: earlyCompileMs, when it was shown);
  *   page: where the time before the draft went (the HTML's request and response, the scripts, the
  *   largest scripts and when each had loaded, DOMContentLoaded, the draft's own request).
  * - P7 layoutMs: the canvas saying "Laying out N nodes…" (N > 0: the draft's graph, not the empty
@@ -338,6 +339,7 @@ async function openedFigures(page: Page) {
   const again = await page.evaluate(() => (window as unknown as { __ui: Record<string, number> }).__ui);
   const stages = await page.evaluate((drawn) => {
     const draft = performance.getEntriesByName('meshdeck:draft').at(-1)?.startTime;
+    const early = performance.getEntriesByName('meshdeck:early-compile').at(-1)?.startTime;
     const compiles = performance
       .getEntriesByName('meshdeck:compile')
       .filter((m) => m.startTime + m.duration <= (drawn ?? Infinity));
@@ -352,6 +354,7 @@ async function openedFigures(page: Page) {
     const resources = perf.getEntriesByType('resource') as PerformanceResourceTiming[];
     const scripts = resources.filter((r) => r.initiatorType === 'script' || r.name.endsWith('.js'));
     const draftFetch = resources.find((r) => new URL(r.name).pathname === '/api/draft');
+    const compiledFetch = resources.find((r) => new URL(r.name).pathname === '/api/draft/compiled');
     const ms = (x: number | undefined) => (x === undefined ? undefined : Math.round(x));
     const scriptTiming = (r: PerformanceResourceTiming) => ({
       name: new URL(r.name).pathname.split('/').pop(),
@@ -363,6 +366,7 @@ async function openedFigures(page: Page) {
     return {
       draftMs: draft === undefined ? undefined : Math.round(draft),
       compiledMs: last ? Math.round(last.startTime + last.duration) : undefined,
+      earlyCompileMs: early === undefined ? undefined : Math.round(early),
       layouts,
       page: {
         htmlRequestMs: ms(nav?.requestStart),
@@ -384,6 +388,8 @@ async function openedFigures(page: Page) {
         draftRequestMs: ms(draftFetch?.startTime),
         draftResponseStartMs: ms(draftFetch?.responseStart),
         draftResponseEndMs: ms(draftFetch?.responseEnd),
+        compiledRequestMs: ms(compiledFetch?.startTime),
+        compiledResponseEndMs: ms(compiledFetch?.responseEnd),
       },
     };
   }, again.firstDrawn ?? again.firstNodes);

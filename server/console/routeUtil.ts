@@ -9,6 +9,11 @@ export function jsonResponse(body: unknown, status = 200, headers: Record<string
   return Response.json(body, { status, headers: { 'Cache-Control': 'no-store', ...headers } });
 }
 
+/** 204, not cached: there is nothing (yet) for what was asked. */
+export function noContent(): Response {
+  return new Response(null, { status: 204, headers: { 'Cache-Control': 'no-store' } });
+}
+
 /** 503: the route needs `meshdeck serve` (a control plane or the console's draft) in this process. */
 export function notServing(what = 'no control plane is running in this process'): Response {
   return jsonResponse({ error: `${what} (start it with meshdeck serve)` }, 503);

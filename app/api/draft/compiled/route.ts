@@ -1,6 +1,6 @@
 import { packPositions } from '@/lib/console/elkLayout';
 import { getConsoleContext } from '@/server/console/consoleContext';
-import { draftOf, jsonResponse, notServing, refuseForeign } from '@/server/console/routeUtil';
+import { draftOf, jsonResponse, noContent, notServing, refuseForeign } from '@/server/console/routeUtil';
 
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
@@ -20,15 +20,14 @@ export async function GET(req: Request): Promise<Response> {
   if (refused) return refused;
   const ctx = getConsoleContext();
   if (!ctx) return notServing('no console draft in this process');
-  const none = () => new Response(null, { status: 204, headers: { 'Cache-Control': 'no-store' } });
   try {
     const d = await draftOf(req, ctx);
     if (!d.ok) return d.response;
     const state = await d.store.get();
     const asked = new URL(req.url).searchParams.get('revision');
-    if (asked !== null && asked !== String(state.revision)) return none();
+    if (asked !== null && asked !== String(state.revision)) return noContent();
     const first = ctx.layouts?.firstCompile(state.draft);
-    if (!first) return none();
+    if (!first) return noContent();
     const layout = first.layout
       ? { hash: first.layout.hash, positions: packPositions(first.layout.positions) }
       : null;

@@ -1,5 +1,5 @@
 import { getConsoleContext } from '@/server/console/consoleContext';
-import { draftOf, jsonResponse, notServing, refuseForeign } from '@/server/console/routeUtil';
+import { draftOf, jsonResponse, noContent, notServing, refuseForeign } from '@/server/console/routeUtil';
 
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
@@ -20,9 +20,7 @@ export async function GET(req: Request): Promise<Response> {
     const d = await draftOf(req, ctx);
     if (!d.ok) return d.response;
     const picture = ctx.layouts?.picture((await d.store.get()).draft);
-    return picture
-      ? jsonResponse(picture)
-      : new Response(null, { status: 204, headers: { 'Cache-Control': 'no-store' } });
+    return picture ? jsonResponse(picture) : noContent();
   } catch (e) {
     return jsonResponse({ error: `cannot read the draft: ${(e as Error).message}` }, 500);
   }

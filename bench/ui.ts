@@ -3,9 +3,11 @@
  * object. Figures, never assertions; not part of `npm test`.
  *
  *   node --import tsx bench/ui.ts [--url http://127.0.0.1:3100] [--token e2e-token] [--sizes 500,1000,5000]
- *     [--p8-max 1000] [--shots test-results] [--no-warmup] [--one-file]
+ *     [--p8-max 1000] [--shots test-results] [--no-warmup] [--no-server-compile] [--one-file]
  *
  * --no-warmup turns off the compile worker's idle-time JIT warm-up (lib/console/jitWarmup.ts), for an A/B.
+ * --no-server-compile: the console compiles the draft it opens itself, not showing the server's compile
+ * of it first (GET /api/draft/compiled), for an A/B.
  * --one-file writes the generated mesh as one file of documents (`mesh.yaml`), as an exported mesh is,
  * instead of a file per group.
  *
@@ -94,8 +96,15 @@ const SETTLE_MS = Number(arg('settle') ?? 1500);
 const P8_MAX = Number(arg('p8-max') ?? 1000);
 const SHOTS = arg('shots');
 const NO_WARMUP = process.argv.includes('--no-warmup');
+const NO_SERVER_COMPILE = process.argv.includes('--no-server-compile');
+/**
+ * With --no-server-compile the page's inline draft script's request for the server's compile is
+ * dropped before the console takes it (components/console/earlyDraft.ts), so the console compiles the
+ * draft itself, as before it had the server's: an A/B. The request itself is still made.
+ */
+const DROP_SERVER_COMPILE = `(() => { let held; Object.defineProperty(window, '__meshdeckEarlyDraft', { configurable: true, get: () => held, set: (v) => { if (v) v.compiled = Promise.resolve(null); held = v; } }); })();`;
 /** Every page of the bench runs with this before the console's scripts. */
-const INIT = `window.__name = (f) => f;${NO_WARMUP ? " localStorage.setItem('meshdeck:jit-warmup', 'off');" : ''}`;
+const INIT = `window.__name = (f) => f;${NO_WARMUP ? " localStorage.setItem('meshdeck:jit-warmup', 'off');" : ''}${NO_SERVER_COMPILE ? DROP_SERVER_COMPILE : ''}`;
 
 const ONE_FILE = process.argv.includes('--one-file');
 const draftOf = (groups: number): DraftDoc => {

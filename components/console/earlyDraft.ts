@@ -2,10 +2,12 @@
  * The console's draft request, started by an inline script as the page's HTML is parsed, while the
  * JavaScript bundles still load and boot (0.5-0.9 s on the 2-core VM): the draft with its files
  * already read (GET /api/draft?parsed=1, about 1.2 MB for 1,000 objects) then arrives with the app
- * instead of after it. When the draft's answer says the server has compiled the draft as it is
- * (`X-Draft-Compiled`, server/console/DraftLayouts.ts), the script asks for that compile too
- * (GET /api/draft/compiled at the draft's revision), so the console shows the graph without waiting
- * for its own first compile. The draft query takes both once (takeEarlyDraft); later fetches are its own.
+ * instead of after it. Beside it the script asks for the server's compile of the draft
+ * (GET /api/draft/compiled, server/console/DraftLayouts.ts; 204 when it has none), so the console shows
+ * the graph without waiting for its own first compile: at once, not after the draft's answer began,
+ * which cost a round trip through a main thread busy with the app's scripts (the answer says which
+ * revision it is for, and the draft query takes it only for the revision it loaded). The draft query
+ * takes both once (takeEarlyDraft); later fetches are its own.
  */
 
 import { MAIN_DRAFT } from '@/lib/console/draftIds';
@@ -18,7 +20,7 @@ const KEY = EARLY_DRAFT_KEY;
  * Runs before React: the same URL the draft query asks for (components/console/queries.ts), for the
  * draft the address names. A request the query does not take (another URL) is simply unused.
  */
-export const EARLY_DRAFT_SCRIPT = `try{var d=new URLSearchParams(location.search).get('draft');var q=d&&d!==${JSON.stringify(MAIN_DRAFT)}?'?draft='+encodeURIComponent(d)+'&':'?';var u='/api/draft'+q+'parsed=1';var o={headers:{Accept:'application/json'},credentials:'same-origin',cache:'no-store'};var p=fetch(u,o);window.${KEY}={url:u,response:p,compiled:p.then(function(r){var v=r.headers.get('X-Draft-Revision');return r.ok&&v&&r.headers.get('X-Draft-Compiled')?fetch('/api/draft/compiled'+q+'revision='+encodeURIComponent(v),o):null}).catch(function(){return null})}}catch(e){}`;
+export const EARLY_DRAFT_SCRIPT = `try{var d=new URLSearchParams(location.search).get('draft');var q=d&&d!==${JSON.stringify(MAIN_DRAFT)}?'?draft='+encodeURIComponent(d)+'&':'?';var u='/api/draft'+q+'parsed=1';var o={headers:{Accept:'application/json'},credentials:'same-origin',cache:'no-store'};window.${KEY}={url:u,response:fetch(u,o),compiled:fetch('/api/draft/compiled'+q.slice(0,-1),o).catch(function(){return null})}}catch(e){}`;
 
 /** The early requests the inline script made for one URL. */
 export interface EarlyDraft {

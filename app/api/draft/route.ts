@@ -24,10 +24,7 @@ export async function GET(req: Request): Promise<Response> {
     const state = await d.store.get();
     // In a header too: the console page's inline script matches a picture this browser kept against it
     // before the body has arrived (components/console/earlyPicture.ts).
-    // And whether the server has compiled the draft as it is: the script then asks for that compile
-    // (GET /api/draft/compiled) while this answer downloads.
-    const headers: Record<string, string> = { 'X-Draft-Revision': String(state.revision) };
-    if (ctx.layouts?.firstCompile(state.draft)) headers['X-Draft-Compiled'] = '1';
+    const headers = { 'X-Draft-Revision': String(state.revision) };
     if (new URL(req.url).searchParams.get('parsed') !== '1') return jsonResponse(state, 200, headers);
     const body = jsonResponse({ ...state, parsed: buildDraftParsePack(state.draft.files) }, 200, headers);
     // Not for this console (its own ELK costs the same, and a job now would compete with it): for the

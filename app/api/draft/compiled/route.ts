@@ -7,7 +7,7 @@ export const runtime = 'nodejs';
 
 /**
  * A large draft compiled by the server as the console opening it compiles it (`?draft=<id>`, the main
- * draft without it; `&revision=<n>`: only while the draft is at that revision), made beside its
+ * draft without it), for the draft as it is now (its revision in the answer), made beside its
  * first-view layout (server/console/DraftLayouts.ts): `{revision, localMesh, layout: {hash, positions:
  * [ids, xs, ys]} | null, result}`, `result` being what the compile worker sends
  * (`compilationForTransfer`). The console page's inline script asks for it with the draft
@@ -24,8 +24,6 @@ export async function GET(req: Request): Promise<Response> {
     const d = await draftOf(req, ctx);
     if (!d.ok) return d.response;
     const state = await d.store.get();
-    const asked = new URL(req.url).searchParams.get('revision');
-    if (asked !== null && asked !== String(state.revision)) return noContent();
     const first = ctx.layouts?.firstCompile(state.draft);
     if (!first) return noContent();
     const layout = first.layout

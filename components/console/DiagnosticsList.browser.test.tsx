@@ -1,10 +1,10 @@
-/** The diagnostics list's quick fixes, in Chromium: offered where a fix may exist, applied on click. */
+/** The diagnostics list in Chromium: its quick fixes (offered where a fix may exist, applied on click) and how many rows it draws. */
 import { createRoot } from 'react-dom/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DraftCompilation } from '@/lib/console/compileDraft';
 import type { QuickFix } from '@/lib/console/quickFixes';
 import type { Diagnostic } from '@/lib/model/diagnostic';
-import { DiagnosticsList } from './DiagnosticsList';
+import { DIAGNOSTIC_ROWS_SHOWN, DiagnosticsList } from './DiagnosticsList';
 
 let host: HTMLDivElement | undefined;
 afterEach(() => host?.remove());
@@ -93,5 +93,54 @@ describe('DiagnosticsList quick fixes', () => {
       .toBe('No quick fix here: edit the object in the form or the YAML tab.');
     fix.click();
     await expect.poll(() => q(root, '[data-testid="diagnostic-fixes"]').length).toBe(0);
+  });
+});
+
+describe('DiagnosticsList rows', () => {
+  const many = (n: number, severity: Diagnostic['severity']) =>
+    Array.from({ length: n }, (_, i) => ({ ...diag(`code-${severity}`, `${severity}-${i}`), severity }));
+
+  it('draws the first DIAGNOSTIC_ROWS_SHOWN rows the filters show, errors first, and all on demand', async () => {
+    const root = draw(
+      [...many(30, 'error'), ...many(220, 'warning'), ...many(50, 'info')],
+      () => [],
+      () => {},
+    );
+    const rows = () => q(root, '[data-testid="diagnostic"]');
+    const more = () => root.querySelector<HTMLButtonElement>('[data-testid="diagnostics-more"]');
+    await expect.poll(() => rows().length).toBe(DIAGNOSTIC_ROWS_SHOWN);
+    expect(DIAGNOSTIC_ROWS_SHOWN).toBe(100);
+    // The errors, then the first warnings; infos are filtered out by default.
+    expect(
+      rows()
+        .slice(0, 30)
+        .every((r) => r.classList.contains('diag--error')),
+    ).toBe(true);
+    expect(rows()[30]!.textContent).toContain('warning-0');
+    expect(rows().at(-1)!.textContent).toContain('warning-69');
+    expect(more()!.textContent).toBe('Show all 250 (150 more)');
+    // The counts are every diagnostic's, whatever is drawn.
+    expect(root.querySelector('[data-testid="count-warning"]')!.textContent).toBe('220');
+
+    // The infos shown too: still the first 100 drawn, more of them waiting.
+    const infoBox = q(root, '.count--info input')[0] as HTMLInputElement;
+    infoBox.click();
+    await expect.poll(() => more()?.textContent).toBe('Show all 300 (200 more)');
+    expect(rows()).toHaveLength(DIAGNOSTIC_ROWS_SHOWN);
+
+    more()!.click();
+    await expect.poll(() => rows().length).toBe(300);
+    expect(more()).toBeNull();
+    expect(rows().at(-1)!.textContent).toContain('info-49');
+  });
+
+  it('draws every row, with no button, when they are no more than DIAGNOSTIC_ROWS_SHOWN', async () => {
+    const root = draw(
+      many(DIAGNOSTIC_ROWS_SHOWN, 'warning'),
+      () => [],
+      () => {},
+    );
+    await expect.poll(() => q(root, '[data-testid="diagnostic"]').length).toBe(DIAGNOSTIC_ROWS_SHOWN);
+    expect(root.querySelector('[data-testid="diagnostics-more"]')).toBeNull();
   });
 });

@@ -17,7 +17,15 @@ export interface DiagnosticsListProps {
 }
 
 /**
- * Every diagnostic of the draft; picking one focuses its node, its YAML line and its form field.
+ * Rows drawn until "Show all" is pressed (errors come first, in the engine's order): a 5,000-object
+ * mesh has about 1,000 warnings, and drawing every row cost its first view 200-300 ms of the main
+ * thread's style and layout (issue 5, P7; bench/ui.ts --sizes 5000).
+ */
+export const DIAGNOSTIC_ROWS_SHOWN = 100;
+
+/**
+ * The diagnostics of the draft, the first DIAGNOSTIC_ROWS_SHOWN of those the filters show and then all
+ * on demand; picking one focuses its node, its YAML line and its form field.
  * Memoized: the console re-renders on each keystroke, the list only when a compilation lands.
  */
 export const DiagnosticsList = memo(function DiagnosticsList({
@@ -30,11 +38,15 @@ export const DiagnosticsList = memo(function DiagnosticsList({
   const [show, setShow] = useState<Record<Severity, boolean>>({ error: true, warning: true, info: false });
   // The row whose fixes are shown, by its key; its fixes are computed against the draft shown.
   const [fixing, setFixing] = useState<string | undefined>();
+  const [all, setAll] = useState(false);
   const { diagnostics, diagnosticNodes } = compilation;
   // Rows keyed by what they say, so an edit that adds or removes one diagnostic touches one row.
   const keys = useMemo(() => diagnosticKeys(diagnostics), [diagnostics]);
   const counts = { error: 0, warning: 0, info: 0 };
   for (const d of diagnostics) counts[d.severity]++;
+  const shown = counts.error * +show.error + counts.warning * +show.warning + counts.info * +show.info;
+  const limit = all ? Infinity : DIAGNOSTIC_ROWS_SHOWN;
+  let drawn = 0;
   return (
     <section className="diagnostics" aria-label="Diagnostics" data-testid="diagnostics">
       <div className="diagnostics__bar">
@@ -64,7 +76,7 @@ export const DiagnosticsList = memo(function DiagnosticsList({
           </li>
         ) : null}
         {diagnostics.map((d, i) =>
-          show[d.severity] ? (
+          show[d.severity] && drawn++ < limit ? (
             <li key={keys[i]} className="diag-row">
               <button
                 type="button"
@@ -107,6 +119,13 @@ export const DiagnosticsList = memo(function DiagnosticsList({
             </li>
           ) : null,
         )}
+        {shown > limit ? (
+          <li className="diagnostics__more">
+            <button type="button" data-testid="diagnostics-more" onClick={() => setAll(true)}>
+              Show all {shown.toLocaleString('en-US')} ({(shown - limit).toLocaleString('en-US')} more)
+            </button>
+          </li>
+        ) : null}
       </ul>
     </section>
   );

@@ -327,6 +327,12 @@ test('a page opening a 1,000-node draft the server has compiled shows that compi
     await waitForServerLayout(page, draft);
     const compiled = await page.request.get('/api/draft/compiled');
     expect(compiled.status()).toBe(200);
+    // The live state late (past the console's one-second wait for it): the server's compile says the
+    // mesh's mode meanwhile, so nothing is compiled for a cluster in between.
+    await page.route('**/api/state', async (route) => {
+      await new Promise((r) => setTimeout(r, 2500));
+      await route.continue();
+    });
     await page.reload();
     const route = page.getByTestId('node-Route/default/route-7');
     await expect(route).toHaveAttribute('data-errors', /[1-9]/, { timeout: 60_000 });
@@ -357,7 +363,17 @@ test('a page opening a 1,000-node draft the server has compiled shows that compi
     await field.fill('target-7');
     await expect(route).toHaveAttribute('data-errors', '0');
     await expect(page.getByTestId('count-error')).toHaveText('0');
+    await expect(page.getByTestId('live-status')).toHaveText('live');
+    // Every compile the page ran was for the local mesh, as the server's was.
+    const modes = await page.evaluate(() =>
+      performance
+        .getEntriesByName('meshdeck:compile')
+        .map((m) => ((m as PerformanceMeasure).detail as { localMesh?: boolean }).localMesh),
+    );
+    expect(modes.length).toBeGreaterThan(1);
+    expect(modes.every((m) => m === true)).toBe(true);
   } finally {
+    await page.unroute('**/api/state');
     await resetDraft(page);
   }
 });

@@ -187,6 +187,9 @@ test('the YAML editor validates and completes from the generated JSON Schemas, o
   const line = editor.locator('.view-line', { hasText: 'destinaton' });
   // monaco-yaml's schema check (its own worker, bundled) ...
   await expect(async () => {
+    // Away first: a hover where the mouse already is moves nothing, and Monaco shows a hover on a move
+    // (the first try can come before monaco-yaml's check has marked the line).
+    await page.mouse.move(0, 0);
     await line.hover({ position: { x: 30, y: 5 } });
     await expect(page.locator('.monaco-hover').first()).toContainText('Property destinaton is not allowed', {
       timeout: 2000,

@@ -171,9 +171,14 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
   // Typing stays responsive on big meshes: the canvas follows the latest draft React can afford.
   const present = useDeferredValue(draft.history.present);
   // On the local mesh the console compiles as the server checks and pushes (loopback adaptations).
-  // Before the live state has come, the server's compile of the draft (earlyCompile.ts) says which.
+  // Before the live state has come, the server's compile of the draft (earlyCompile.ts) says which;
+  // kept, since the compile hook takes that compile once.
   const early = earlyCompileOf(draft.history.present);
-  const localMesh = live === undefined && early ? early.localMesh : live?.mesh.mode === 'local';
+  const [earlyLocal, setEarlyLocal] = useState<boolean | undefined>();
+  if (early && earlyLocal !== early.localMesh) setEarlyLocal(early.localMesh);
+  const serverLocal = early?.localMesh ?? earlyLocal;
+  const localMesh =
+    live === undefined && serverLocal !== undefined ? serverLocal : live?.mesh.mode === 'local';
   const [podsDir, setPodsDir] = useState<string | undefined>();
   // The engine runs in a worker on every edit (latest wins), so typing never waits for it.
   // The options follow the mesh's mode: the first compile of the draft waits for the live state (a
@@ -188,7 +193,7 @@ function ConsoleWorkspace({ draftId, onSwitchDraft }: { draftId: string; onSwitc
   const [compiled, compileNow] = useCompiledDraftAsking(
     draft.history.present,
     consoleCompileOptions(localMesh, podsDir),
-    { initialSync: true, hold: liveQ.isPending && !modeWaitOver && !early },
+    { initialSync: true, hold: liveQ.isPending && !modeWaitOver && serverLocal === undefined },
   );
   const compilation = compiled!;
   // run (below) stays the same function, which memoized children rely on; it calls the latest here.

@@ -111,6 +111,19 @@ test("the gRPC client's load reports show on the proxies page, on the canvas and
   await expect(group).toBeVisible();
   await expect(group.getByTestId('group-load')).toHaveText(/^ · ⇄ \d+(\.\d)? RPC\/s$/);
   expect(Number(await group.getAttribute('data-rps'))).toBeGreaterThan(0);
+  await expect(page.getByTestId('group-summary')).toHaveText(/^\d+ nodes in 1 group$/);
+  // The lit edge's count is drawn over the nodes, so it reads whole: at both ends of its label is the
+  // label (under the nodes, each end was hidden behind one).
+  const label = page.locator('.react-flow__edge.edge-traffic .react-flow__edge-textbg').first();
+  const box = (await label.boundingBox())!;
+  expect(box.width).toBeGreaterThan(60);
+  for (const x of [box.x + 3, box.x + box.width - 3])
+    expect(
+      await page.evaluate(
+        ([px, py]) => document.elementFromPoint(px!, py!)?.closest('.react-flow__edge.edge-traffic') !== null,
+        [x, box.y + box.height / 2],
+      ),
+    ).toBe(true);
   await page.screenshot({ path: `${SHOTS}/console-grpc-grouped.png` });
   await page.getByTestId('group-toggle').click();
   await expect(target).toBeVisible();

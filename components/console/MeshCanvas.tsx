@@ -639,7 +639,7 @@ function Canvas(props: MeshCanvasProps) {
             <div className="canvas__grouping" data-testid="grouping-panel">
               <span data-testid="group-summary" className="canvas__count">
                 {view
-                  ? `${graph.nodes.length.toLocaleString('en')} nodes in ${grouping!.groups.length.toLocaleString('en')} groups`
+                  ? `${graph.nodes.length.toLocaleString('en')} nodes in ${grouping!.groups.length.toLocaleString('en')} group${grouping!.groups.length === 1 ? '' : 's'}`
                   : `${graph.nodes.length.toLocaleString('en')} nodes`}
               </span>{' '}
               <button
@@ -878,6 +878,9 @@ function toViewEdge(e: ViewEdge): Edge {
   };
 }
 
+/** Edges traffic runs along are drawn over the nodes (zIndex 1), so their counts can be read whole. */
+const TRAFFIC_EDGE_Z = 2;
+
 /** An edge live sessions run along: drawn as a flow, with their count. */
 function trafficEdge(e: Edge, sessions: number): Edge {
   const count = `⇄ ${sessions}`;
@@ -885,6 +888,9 @@ function trafficEdge(e: Edge, sessions: number): Edge {
     ...e,
     className: `${e.className ?? ''} edge-traffic`,
     animated: true,
+    // Above the nodes (zIndex 1): a count is wider than the gap between two layers, and under the
+    // nodes both of its ends were hidden ("RPC/s · 1" of "⇄ 9.9 RPC/s · 100%").
+    zIndex: TRAFFIC_EDGE_Z,
     label: e.label ? `${String(e.label)} · ${count}` : count,
     data: { ...e.data, sessions },
     ariaLabel: `${e.ariaLabel ?? ''}, ${sessions} live session${sessions === 1 ? '' : 's'}`,
@@ -899,6 +905,7 @@ function loadEdge(e: Edge, load: LoadCell): Edge {
     ...e,
     className: `${e.className ?? ''} edge-traffic${failing ? ' edge-traffic--failing' : ''}`,
     animated: true,
+    zIndex: TRAFFIC_EDGE_Z,
     label: e.label ? `${String(e.label)} · ${text}` : text,
     data: { ...e.data, rps: load.rps },
     ariaLabel: `${e.ariaLabel ?? ''}, ${loadLabel(load)}`,

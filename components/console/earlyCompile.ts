@@ -28,7 +28,8 @@ function isAnswer(x: unknown, revision: number): x is Omit<EarlyCompile, 'text'>
   return (
     a.revision === revision &&
     typeof a.localMesh === 'boolean' &&
-    (a.layout === null || (typeof a.layout === 'object' && a.layout !== undefined)) &&
+    // An object or null.
+    typeof a.layout === 'object' &&
     Array.isArray(g?.nodes) &&
     Array.isArray(g?.edges) &&
     Array.isArray(r?.diagnostics) &&

@@ -260,10 +260,9 @@ export function useCompiledDraftAsking(
     inEffect = true;
     try {
       const early = takeEarlyCompile(draft);
-      const opts = JSON.parse(optsKey) as CompileOptions;
       if (early && optsKey === JSON.stringify(consoleCompileOptions(early.localMesh)))
         showEarly.current(draft, optsKey, early);
-      else scheduler.current.submit({ draft, opts });
+      else scheduler.current.submit({ draft, opts: JSON.parse(optsKey) as CompileOptions });
     } finally {
       inEffect = false;
     }
